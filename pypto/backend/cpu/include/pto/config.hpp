@@ -1,0 +1,44 @@
+// pto/config.hpp -- feature detection and common macros for the PTO CPU tile library.
+// Everything is decided by the compiler's predefined macros (-march=...), never assumed.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__AVX512F__) || defined(__AVX2__) || defined(__AVX__) || defined(__SSE2__) || defined(__F16C__)
+#include <immintrin.h>
+#define PTO_X86 1
+#endif
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+#include <arm_neon.h>
+#define PTO_NEON 1
+#endif
+
+#define PTO_INLINE inline __attribute__((always_inline))
+#define PTO_NOINLINE __attribute__((noinline))
+#define PTO_RESTRICT __restrict__
+
+namespace pto {
+
+// Bytes of the widest native vector register the library uses for elementwise code.
+#if defined(__AVX512F__)
+inline constexpr int kVecBytes = 64;
+inline constexpr const char* kIsa = "avx512";
+#elif defined(__AVX__)
+inline constexpr int kVecBytes = 32;
+#if defined(__AVX2__) && defined(__FMA__)
+inline constexpr const char* kIsa = "avx2";
+#else
+inline constexpr const char* kIsa = "avx";
+#endif
+#elif defined(PTO_NEON)
+inline constexpr int kVecBytes = 16;
+inline constexpr const char* kIsa = "neon";
+#elif defined(__SSE2__)
+inline constexpr int kVecBytes = 16;
+inline constexpr const char* kIsa = "sse2";
+#else
+inline constexpr int kVecBytes = 16;  // GCC vector extensions lower to scalar code
+inline constexpr const char* kIsa = "generic";
+#endif
+
+}  // namespace pto

@@ -1,0 +1,83 @@
+// pto/math.hpp -- vectorized exp / log (fp32 and fp64 lanes; scalars too), accurate to ~1 ulp.
+// Range reduction + minimax polynomials (coefficients are the classic Cephes single-precision sets);
+// special values follow IEEE/NumPy: exp(+big)=inf, exp(-big)=0 (subnormals kept), log(0)=-inf,
+// log(x<0)=nan, log(inf)=inf, nan -> nan.
+#pragma once
+#include "simd.hpp"
+
+namespace pto::simd {
+
+template <class V> PTO_INLINE V vfma(V a, V b, V c) {  // a*b+c, fused where the ISA has FMA
+  return a * b + c;  // GCC contracts this to an FMA (-ffp-contract=fast is the C++ default)
+}
+
+template <class V> PTO_INLINE V vexp(V x) {
+  using L = lane_t<V>;
+  if constexpr (!std::is_same_v<L, float>) {
+    return lanewise(x, [](L v) { return std::exp(v); });
+  } else {
+    using VI = rebind_t<int32_t, V>;
+    const float hi = 88.72283905206835f, lo = -103.97207708f;
+    V xc = vmin(vmax(x, splat<V>(lo)), splat<V>(hi));  // nan stays nan (vmax/vmin propagate)
+    V n = vrint(xc * 1.44269504088896341f);
+    V r = vfma(n, splat<V>(-0.693359375f), xc);
+    r = vfma(n, splat<V>(2.12194440e-4f), r);
+    V p = splat<V>(1.9875691500e-4f);
+    p = vfma(p, r, splat<V>(1.3981999507e-3f));
+    p = vfma(p, r, splat<V>(8.3334519073e-3f));
+    p = vfma(p, r, splat<V>(4.1665795894e-2f));
+    p = vfma(p, r, splat<V>(1.6666665459e-1f));
+    p = vfma(p, r, splat<V>(5.0000001201e-1f));
+    V r2 = r * r;
+    p = vfma(p, r2, r) + 1.0f;
+    VI ni = cast<int32_t>(select(n == n, n, splat<V>(0.0f)));
+    VI n1 = ni >> 1, n2 = ni - n1;  // two steps keep 2^n representable down to subnormals
+    V s1 = as<float>((n1 + 127) << 23), s2 = as<float>((n2 + 127) << 23);
+    V res = (p * s1) * s2;
+    res = select(x > hi, splat<V>(__builtin_inff()), res);
+    res = select(x < lo, splat<V>(0.0f), res);
+    return res;
+  }
+}
+
+template <class V> PTO_INLINE V vlog(V x) {
+  using L = lane_t<V>;
+  if constexpr (!std::is_same_v<L, float>) {
+    return lanewise(x, [](L v) { return std::log(v); });
+  } else {
+    using VI = rebind_t<int32_t, V>;
+    V xs = x;
+    VI eadj = select(x < 1.17549435e-38f, splat<VI>(-23), splat<VI>(0));
+    xs = select(x < 1.17549435e-38f, x * 8388608.0f, x);  // scale subnormals into the normal range
+    VI bits = as<int32_t>(xs);
+    VI e = ((bits >> 23) & 0xff) - 127 + eadj;
+    V m = as<float>((bits & 0x007fffff) | 0x3f800000);  // [1, 2)
+    auto big = m > 1.41421356237f;
+    m = select(big, m * 0.5f, m);
+    e = select(big, e + 1, e);
+    V f = m - 1.0f;
+    V ef = cast<float>(e);
+    V z = f * f;
+    V p = splat<V>(7.0376836292e-2f);
+    p = vfma(p, f, splat<V>(-1.1514610310e-1f));
+    p = vfma(p, f, splat<V>(1.1676998740e-1f));
+    p = vfma(p, f, splat<V>(-1.2420140846e-1f));
+    p = vfma(p, f, splat<V>(1.4249322787e-1f));
+    p = vfma(p, f, splat<V>(-1.6668057665e-1f));
+    p = vfma(p, f, splat<V>(2.0000714765e-1f));
+    p = vfma(p, f, splat<V>(-2.4999993993e-1f));
+    p = vfma(p, f, splat<V>(3.3333331174e-1f));
+    V y = p * f * z;
+    y = vfma(ef, splat<V>(-2.12194440e-4f), y);
+    y = vfma(z, splat<V>(-0.5f), y);
+    V res = f + y;
+    res = vfma(ef, splat<V>(0.693359375f), res);
+    const V inf = splat<V>(__builtin_inff());
+    res = select(x == inf, inf, res);
+    res = select(x == 0.0f, -inf, res);
+    res = select((x < 0.0f) | (x != x), splat<V>(__builtin_nanf("")), res);
+    return res;
+  }
+}
+
+}  // namespace pto::simd

@@ -1,0 +1,349 @@
+// pto/simd.hpp -- a small portable SIMD layer on GCC/Clang vector extensions.
+//
+// vec<T, N> is an N-lane vector of T (operators + - * / & | ^ << >> == < ?: work lane-wise).
+// Code written with these operators and the helpers below works for vectors *and* for plain scalars,
+// which is how the element functors in functors.hpp provide both call operators with one body.
+// Loads/stores convert between a tile's storage type and the compute type (fp16/bf16 <-> fp32).
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "types.hpp"
+
+namespace pto::simd {
+
+template <class T, int N> struct vt { typedef T type __attribute__((vector_size(N * sizeof(T)))); };
+template <class T, int N> using vec = typename vt<T, N>::type;
+
+// lane_of<V>: element type / lane count of a vector, or V itself / 1 for a scalar.
+template <class V, class = void> struct lane_of { using type = V; static constexpr int n = 1; };
+template <class V> struct lane_of<V, std::void_t<decltype(std::declval<V&>()[0])>> {
+  using type = std::decay_t<decltype(std::declval<V&>()[0])>;
+  static constexpr int n = int(sizeof(V) / sizeof(type));
+};
+template <class V> using lane_t = typename lane_of<V>::type;
+template <class V> inline constexpr bool is_vec_v = (lane_of<V>::n > 1) || !std::is_arithmetic_v<V>;
+
+// Lanes per chunk for an operation whose widest involved type has `Bytes` bytes.
+template <int Bytes> inline constexpr int lanes_for = (kVecBytes / Bytes) < 1 ? 1 : (kVecBytes / Bytes);
+template <class... Ts> inline constexpr int lanes_v = lanes_for<int(std::max({sizeof(Ts)...}))>;
+
+// rebind<U, V>: vector of U with V's lane count (or U for a scalar V).
+template <class U, class V> struct rebind { using type = vec<U, lane_of<V>::n>; };
+template <class U, class V> using rebind_t =
+    std::conditional_t<std::is_arithmetic_v<V>, U, typename rebind<U, V>::type>;
+
+template <class V> PTO_INLINE V splat(lane_t<V> s) {
+  if constexpr (std::is_arithmetic_v<V>) return s;
+  else { V v = {}; return v + s; }
+}
+
+// Lane-wise conversion (value conversion, like static_cast per lane).
+template <class U, class V> PTO_INLINE rebind_t<U, V> cast(V v) {
+  if constexpr (std::is_arithmetic_v<V>) return static_cast<U>(v);
+  else if constexpr (std::is_same_v<lane_t<V>, U>) return v;
+  else return __builtin_convertvector(v, rebind_t<U, V>);
+}
+// Bit reinterpretation to a same-width lane type.
+template <class U, class V> PTO_INLINE rebind_t<U, V> as(V v) {
+  static_assert(sizeof(U) == sizeof(lane_t<V>));
+  if constexpr (std::is_arithmetic_v<V>) return bit_cast<U>(v);
+  else return (rebind_t<U, V>)v;
+}
+template <class V> using mask_t = rebind_t<std::make_signed_t<
+    std::conditional_t<sizeof(lane_t<V>) == 1, int8_t, std::conditional_t<sizeof(lane_t<V>) == 2, int16_t,
+    std::conditional_t<sizeof(lane_t<V>) == 4, int32_t, int64_t>>>>, V>;
+
+// select(m, a, b): m is the result of a comparison of same-width lanes (or a bool for scalars).
+template <class M, class V> PTO_INLINE V select(M m, V a, V b) {
+  if constexpr (std::is_arithmetic_v<V>) return m ? a : b;
+  else return m ? a : b;
+}
+// Comparisons as masks that work for scalars too.
+template <class V> PTO_INLINE auto is_nan(V a) { return a != a; }
+
+template <class V> PTO_INLINE V vmax(V a, V b) {
+  if constexpr (std::is_floating_point_v<lane_t<V>>) return select((a > b) | (a != a), a, b);
+  else return select(a > b, a, b);
+}
+template <class V> PTO_INLINE V vmin(V a, V b) {
+  if constexpr (std::is_floating_point_v<lane_t<V>>) return select((a < b) | (a != a), a, b);
+  else return select(a < b, a, b);
+}
+template <class V> PTO_INLINE V vabs(V a) {
+  using L = lane_t<V>;
+  if constexpr (std::is_floating_point_v<L>) {
+    using I = std::conditional_t<sizeof(L) == 4, uint32_t, uint64_t>;
+    return as<L>(as<I>(a) & (~I(0) >> 1));
+  } else if constexpr (std::is_signed_v<L>) {
+    using U = std::make_unsigned_t<L>;
+    auto u = as<U>(a);
+    return as<L>(select(a < 0, U(0) - u, u));
+  } else return a;
+}
+// Wrapping integer arithmetic (done in the unsigned type so overflow is defined).
+template <class V> PTO_INLINE V wadd(V a, V b) {
+  using L = lane_t<V>;
+  if constexpr (std::is_integral_v<L> && std::is_signed_v<L>) {
+    using U = std::make_unsigned_t<L>;
+    return as<L>(as<U>(a) + as<U>(b));
+  } else return a + b;
+}
+template <class V> PTO_INLINE V wsub(V a, V b) {
+  using L = lane_t<V>;
+  if constexpr (std::is_integral_v<L> && std::is_signed_v<L>) {
+    using U = std::make_unsigned_t<L>;
+    return as<L>(as<U>(a) - as<U>(b));
+  } else return a - b;
+}
+template <class V> PTO_INLINE V wmul(V a, V b) {
+  using L = lane_t<V>;
+  if constexpr (std::is_integral_v<L> && std::is_signed_v<L>) {
+    using U = std::make_unsigned_t<L>;
+    return as<L>(as<U>(a) * as<U>(b));
+  } else if constexpr (std::is_integral_v<L> && sizeof(L) < sizeof(int)) {
+    using U = std::make_unsigned_t<L>;
+    return as<L>(as<U>(a) * as<U>(b));
+  } else return a * b;
+}
+
+// Apply a scalar function lane by lane (for the few operations without a vector form).
+template <class V, class F> PTO_INLINE V lanewise(V a, F f) {
+  if constexpr (std::is_arithmetic_v<V>) return f(a);
+  else {
+    V r;
+    for (int i = 0; i < lane_of<V>::n; ++i) r[i] = f(a[i]);
+    return r;
+  }
+}
+template <class V, class F> PTO_INLINE V lanewise2(V a, V b, F f) {
+  if constexpr (std::is_arithmetic_v<V>) return f(a, b);
+  else {
+    V r;
+    for (int i = 0; i < lane_of<V>::n; ++i) r[i] = f(a[i], b[i]);
+    return r;
+  }
+}
+
+// ---- sqrt ----------------------------------------------------------------------------------------
+template <class V> PTO_INLINE V vsqrt(V x) {
+  using L = lane_t<V>;
+  if constexpr (std::is_arithmetic_v<V>) return std::sqrt(x);
+#if defined(__AVX512F__)
+  else if constexpr (std::is_same_v<L, float> && sizeof(V) == 64) return (V)_mm512_sqrt_ps((__m512)x);
+  else if constexpr (std::is_same_v<L, double> && sizeof(V) == 64) return (V)_mm512_sqrt_pd((__m512d)x);
+#endif
+#if defined(__AVX__)
+  else if constexpr (std::is_same_v<L, float> && sizeof(V) == 32) return (V)_mm256_sqrt_ps((__m256)x);
+  else if constexpr (std::is_same_v<L, double> && sizeof(V) == 32) return (V)_mm256_sqrt_pd((__m256d)x);
+#endif
+#if defined(__SSE2__)
+  else if constexpr (std::is_same_v<L, float> && sizeof(V) == 16) return (V)_mm_sqrt_ps((__m128)x);
+  else if constexpr (std::is_same_v<L, double> && sizeof(V) == 16) return (V)_mm_sqrt_pd((__m128d)x);
+#endif
+#if defined(PTO_NEON) && defined(__aarch64__)
+  else if constexpr (std::is_same_v<L, float> && sizeof(V) == 16) return (V)vsqrtq_f32((float32x4_t)x);
+  else if constexpr (std::is_same_v<L, double> && sizeof(V) == 16) return (V)vsqrtq_f64((float64x2_t)x);
+#endif
+  else return lanewise(x, [](L v) { return std::sqrt(v); });
+}
+
+// ---- rounding (exact, any ISA): magic-number round-to-nearest-even ---------------------------------
+template <class V> PTO_INLINE V vrint(V x) {
+  using L = lane_t<V>;
+  static_assert(std::is_floating_point_v<L>);
+  const L big = std::is_same_v<L, float> ? L(8388608.0f) : L(4503599627370496.0);
+  V ax = vabs(x);
+  V t = (ax + big) - big;  // no -ffast-math: not folded
+  using I = std::conditional_t<sizeof(L) == 4, uint32_t, uint64_t>;
+  const I sgn = I(1) << (sizeof(L) * 8 - 1);
+  V r = as<L>(as<I>(t) | (as<I>(x) & sgn));  // restore the sign (keeps -0.0)
+  return select(ax < big, r, x);              // large values and NaN/inf pass through
+}
+template <class V> PTO_INLINE V vfloor(V x) {
+  V r = vrint(x);
+  return select(r > x, r - lane_t<V>(1), r);
+}
+template <class V> PTO_INLINE V vceil(V x) {
+  V r = vrint(x);
+  return select(r < x, r + lane_t<V>(1), r);
+}
+template <class V> PTO_INLINE V vtrunc(V x) { return select(x < lane_t<V>(0), vceil(x), vfloor(x)); }
+
+// ---- fp16 / bf16 vector conversions ----------------------------------------------------------------
+template <int N> PTO_INLINE vec<float, N> half_bits_to_float_v(vec<uint16_t, N> h16) {
+  using VU = vec<uint32_t, N>;
+  VU h = __builtin_convertvector(h16, VU);
+  VU sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  VU normal = sign | ((e + 112u) << 23) | (m << 13);
+  VU special = sign | 0x7f800000u | (m << 13);
+  vec<float, N> sub = __builtin_convertvector(m, vec<float, N>) * 5.9604644775390625e-8f;
+  VU subb = ((vec<uint32_t, N>)sub) | sign;
+  VU r = select(e == 0x1fu, special, select(e == 0u, subb, normal));
+  return (vec<float, N>)r;
+}
+template <int N> PTO_INLINE vec<uint16_t, N> float_to_half_bits_v(vec<float, N> f) {
+  using VU = vec<uint32_t, N>;
+  VU x = (VU)f;
+  VU sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  VU naninf = select(x > 0x7f800000u, VU{} + 0x7e00u, VU{} + 0x7c00u);
+  vec<float, N> t = ((vec<float, N>)x) + 0.5f;
+  VU sub = ((VU)t) - 0x3f000000u;
+  VU norm = (x + 0xc8000fffu + ((x >> 13) & 1u)) >> 13;
+  VU r = select(x >= 0x477ff000u, naninf, select(x < 0x38800000u, sub, norm));
+  return __builtin_convertvector(r | sign, vec<uint16_t, N>);
+}
+template <int N> PTO_INLINE vec<uint16_t, N> float_to_bf16_bits_v(vec<float, N> f) {
+  using VU = vec<uint32_t, N>;
+  VU u = (VU)f;
+  VU rn = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  VU qn = (u >> 16) | 0x40u;
+  return __builtin_convertvector(select((u & 0x7fffffffu) > 0x7f800000u, qn, rn), vec<uint16_t, N>);
+}
+
+template <int N, class S> PTO_INLINE vec<float, N> h2f(const S* p) {  // p: N stored halves
+#if defined(__AVX512F__)
+  if constexpr (N == 16) return (vec<float, 16>)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+#endif
+#if defined(__F16C__)
+  if constexpr (N == 8) return (vec<float, 8>)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+  if constexpr (N == 4) return (vec<float, 4>)_mm_cvtph_ps(_mm_loadl_epi64((const __m128i*)p));
+#endif
+#if defined(__aarch64__) && defined(PTO_HAS_FLOAT16)
+  if constexpr (true) {
+    vec<_Float16, N> h;
+    std::memcpy(&h, p, sizeof h);
+    return __builtin_convertvector(h, vec<float, N>);
+  }
+#endif
+  if constexpr (N >= 32 && (N / 2) * 2 == N) {
+    vec<float, N / 2> lo = h2f<N / 2>(p), hi = h2f<N / 2>(p + N / 2);
+    vec<float, N> r;
+    std::memcpy(&r, &lo, sizeof lo);
+    std::memcpy(reinterpret_cast<char*>(&r) + sizeof lo, &hi, sizeof hi);
+    return r;
+  } else {
+    vec<uint16_t, N> b;
+    std::memcpy(&b, p, sizeof b);
+    return half_bits_to_float_v<N>(b);
+  }
+}
+template <int N, class S> PTO_INLINE void f2h(S* p, vec<float, N> v) {
+#if defined(__AVX512F__)
+  if constexpr (N == 16) {
+    _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return;
+  }
+#endif
+#if defined(__F16C__)
+  if constexpr (N == 8) {
+    _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return;
+  }
+  if constexpr (N == 4) {
+    _mm_storel_epi64((__m128i*)p, _mm_cvtps_ph((__m128)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return;
+  }
+#endif
+#if defined(__aarch64__) && defined(PTO_HAS_FLOAT16)
+  if constexpr (true) {
+    auto h = __builtin_convertvector(v, vec<_Float16, N>);
+    std::memcpy(p, &h, sizeof h);
+    return;
+  }
+#endif
+  if constexpr (N >= 32 && (N / 2) * 2 == N) {
+    vec<float, N / 2> lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    f2h<N / 2>(p, lo);
+    f2h<N / 2>(p + N / 2, hi);
+  } else {
+    auto b = float_to_half_bits_v<N>(v);
+    std::memcpy(p, &b, sizeof b);
+  }
+}
+
+// ---- loads and stores with conversion -----------------------------------------------------------------
+// load<C, N>(p): N elements of storage type T at p, converted to compute type C.
+template <class C, int N, class T> PTO_INLINE vec<C, N> load(const T* p) {
+  if constexpr (is_half_v<T>) {
+    return cast<C>(h2f<N>(p));
+  } else if constexpr (is_bf16_v<T>) {
+    vec<uint16_t, N> b;
+    std::memcpy(&b, p, sizeof b);
+    auto f = (vec<float, N>)(__builtin_convertvector(b, vec<uint32_t, N>) << 16);
+    return cast<C>(f);
+  } else {
+    vec<vstorage_t<T>, N> raw;
+    std::memcpy(&raw, p, sizeof raw);
+    return cast<C>(raw);
+  }
+}
+// store<T>(p, v): convert compute vector v to storage type T and write N elements.
+template <class T, class C, int N> PTO_INLINE void store(T* p, vec<C, N> v) {
+  if constexpr (is_half_v<T>) {
+    f2h<N>(p, cast<float>(v));
+  } else if constexpr (is_bf16_v<T>) {
+#if defined(__AVX512BF16__)
+    if constexpr (N == 16) {
+      __m256bh r = _mm512_cvtneps_pbh((__m512)cast<float>(v));
+      std::memcpy(p, &r, 32);
+      return;
+    }
+#endif
+    auto b = float_to_bf16_bits_v<N>(cast<float>(v));
+    std::memcpy(p, &b, sizeof b);
+  } else if constexpr (is_bool_v<T>) {
+    auto m = (v != C(0)) & 1;
+    auto b = __builtin_convertvector(m, vec<uint8_t, N>);
+    std::memcpy(p, &b, sizeof b);
+  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<C> && sizeof(T) < sizeof(C)) {
+    auto u = __builtin_convertvector(as<std::make_unsigned_t<C>>(v), vec<std::make_unsigned_t<T>, N>);
+    std::memcpy(p, &u, sizeof u);
+  } else {
+    auto raw = cast<T>(v);
+    std::memcpy(p, &raw, sizeof raw);
+  }
+}
+
+// Partial forms: n (< N) elements; the other lanes are zero on load and untouched on store.
+template <class C, int N, class T> PTO_INLINE vec<C, N> load_n(const T* p, int n) {
+  constexpr int B = N * int(sizeof(T));
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  if constexpr (B == 64) {
+    __m512i r = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(n * sizeof(T))), p);
+    return load<C, N>(reinterpret_cast<const T*>(&r));
+  } else if constexpr (B == 32) {
+    __m256i r = _mm256_maskz_loadu_epi8(_bzhi_u32(~0u, unsigned(n * sizeof(T))), p);
+    return load<C, N>(reinterpret_cast<const T*>(&r));
+  } else if constexpr (B == 16) {
+    __m128i r = _mm_maskz_loadu_epi8(__mmask16(_bzhi_u32(~0u, unsigned(n * sizeof(T)))), p);
+    return load<C, N>(reinterpret_cast<const T*>(&r));
+  }
+#endif
+  alignas(64) unsigned char buf[B] = {};
+  std::memcpy(buf, p, size_t(n) * sizeof(T));
+  return load<C, N>(reinterpret_cast<const T*>(buf));
+}
+template <class T, class C, int N> PTO_INLINE void store_n(T* p, vec<C, N> v, int n) {
+  constexpr int B = N * int(sizeof(T));
+  alignas(64) unsigned char buf[B];
+  store<T>(reinterpret_cast<T*>(buf), v);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  if constexpr (B == 64) {
+    _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ull, unsigned(n * sizeof(T))), _mm512_load_si512(buf));
+    return;
+  } else if constexpr (B == 32) {
+    _mm256_mask_storeu_epi8(p, _bzhi_u32(~0u, unsigned(n * sizeof(T))), _mm256_load_si256((const __m256i*)buf));
+    return;
+  } else if constexpr (B == 16) {
+    _mm_mask_storeu_epi8(p, __mmask16(_bzhi_u32(~0u, unsigned(n * sizeof(T)))), _mm_load_si128((const __m128i*)buf));
+    return;
+  }
+#endif
+  std::memcpy(p, buf, size_t(n) * sizeof(T));
+}
+
+}  // namespace pto::simd

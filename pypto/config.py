@@ -1,0 +1,38 @@
+"""Process-wide settings, in one object that the rest of PyPTO reads (never hidden switches).
+
+`pypto.config.cache_dir`   where compiled kernels and runtimes are cached
+`pypto.config.cxx`         the C++ compiler to use (default: $CXX, else g++, else clang++)
+`pypto.config.num_workers` default number of runtime workers (default: the machine's cores)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _default_cache_dir() -> Path:
+    env = os.environ.get("PYPTO_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pypto"
+
+
+def _default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class Config:
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+    cxx: str | None = field(default_factory=lambda: os.environ.get("CXX") or None)
+    num_workers: int = field(default_factory=_default_workers)
+    verbose: bool = False
+
+
+config = Config()

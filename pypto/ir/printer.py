@@ -1,0 +1,589 @@
+"""`python_print`: IR -> valid `pl` source that parses back to a structurally equal IR.
+
+Naming is deterministic: each distinct variable object gets a unique name within its function
+(its hint, then `hint_1`, `hint_2`, ... on clashes) in order of first appearance. Dynamic
+dimensions are declared once at the top (`M = pl.dynamic("M")`). Functions of a program are printed
+callees first. Ops print fully qualified (`pl.block.add(...)`) with every attribute spelled out.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any
+
+from .dtype import DataType
+from .enums import (
+    CastMode,
+    CmpType,
+    ForKind,
+    FunctionType,
+    LoopOrigin,
+    MemorySpace,
+    PadValue,
+    ParamDirection,
+    PipeType,
+    ScopeKind,
+    TensorLayout,
+    TileLayout,
+)
+from .expr import (
+    Abs,
+    Add,
+    And,
+    BinaryExpr,
+    BitAnd,
+    BitNot,
+    BitOr,
+    BitShiftLeft,
+    BitShiftRight,
+    BitXor,
+    Call,
+    Cast,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    DynVar,
+    Eq,
+    Expr,
+    FloatDiv,
+    FloorDiv,
+    FloorMod,
+    Ge,
+    GlobalVar,
+    Gt,
+    IterArg,
+    Le,
+    Lt,
+    MakeTuple,
+    Max,
+    MemRef,
+    Min,
+    Mul,
+    Ne,
+    Neg,
+    Not,
+    Or,
+    Pow,
+    Sub,
+    TupleGetItem,
+    UnaryExpr,
+    Var,
+    Xor,
+)
+from .function import Function, Program
+from .node import Node
+from .stmt import (
+    AssignStmt,
+    BreakStmt,
+    ContinueStmt,
+    EvalStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    stmt_list,
+)
+from .types import MemRefType, ScalarType, TensorType, TileType, TileView, TupleType, Type, UnknownType
+from .visitor import IRVisitor
+
+# binary operator spelling and precedence (higher binds tighter)
+_BIN: dict[type, tuple[str, int]] = {
+    Or: ("or", 1), And: ("and", 2),
+    Eq: ("==", 4), Ne: ("!=", 4), Lt: ("<", 4), Le: ("<=", 4), Gt: (">", 4), Ge: (">=", 4),
+    BitOr: ("|", 5), BitXor: ("^", 6), BitAnd: ("&", 7), BitShiftLeft: ("<<", 8), BitShiftRight: (">>", 8),
+    Add: ("+", 9), Sub: ("-", 9), Mul: ("*", 10), FloatDiv: ("/", 10), FloorDiv: ("//", 10), FloorMod: ("%", 10),
+    Pow: ("**", 12),
+}
+_FUNC_BIN: dict[type, str] = {Min: "min", Max: "max", Xor: "xor"}
+_ENUM_PATH: dict[type, str] = {
+    MemorySpace: "MemorySpace", PipeType: "PipeType", PadValue: "PadValue", TileLayout: "TileLayout",
+    CmpType: "CmpType", ForKind: "ForKind", FunctionType: "FunctionType", ScopeKind: "ScopeKind",
+    LoopOrigin: "LoopOrigin",
+}
+
+
+class _Names:
+    """Unique, deterministic printed names for variable objects."""
+
+    def __init__(self, taken: set[str] | None = None):
+        self.names: dict[Var, str] = {}
+        self.taken: set[str] = set(taken or ())
+
+    def get(self, v: Var) -> str:
+        n = self.names.get(v)
+        if n is None:
+            base = _sanitize(v.name)
+            n = base
+            k = 1
+            while n in self.taken:
+                n = f"{base}_{k}"
+                k += 1
+            self.taken.add(n)
+            self.names[v] = n
+        return n
+
+
+_RESERVED = {"pl", "self", "True", "False", "None", "and", "or", "not", "if", "else", "for", "in", "while",
+             "return", "def", "class", "with", "pass", "break", "continue", "lambda", "yield", "import",
+             "from", "as", "is", "global", "nonlocal", "try", "except", "finally", "raise", "del", "assert",
+             "elif", "async", "await", "range", "min", "max", "abs", "float", "int", "tuple"}
+
+
+def _sanitize(name: str) -> str:
+    n = "".join(c if (c.isalnum() or c == "_") else "_" for c in (name or "v"))
+    if not n or n[0].isdigit():
+        n = "v_" + n
+    if n in _RESERVED:
+        n = n + "_"
+    return n
+
+
+class _DynCollector(IRVisitor):
+    visit_types = True
+
+    def __init__(self):
+        self.found: list[DynVar] = []
+        self.seen: set[int] = set()
+
+    def visit_DynVar(self, v: DynVar) -> None:
+        if id(v) not in self.seen:
+            self.seen.add(id(v))
+            self.found.append(v)
+
+    def visit_def(self, var: Var) -> None:
+        if isinstance(var, DynVar):
+            self.visit_DynVar(var)
+        super().visit_def(var)
+
+    def visit_Var(self, var: Var) -> None:
+        if isinstance(var, DynVar):
+            self.visit_DynVar(var)
+        elif var.type is not None and not isinstance(var, MemRef):
+            self.visit(var.type)
+
+    def visit_Function(self, f: Function) -> None:
+        for p in f.params:
+            self.visit_def(p)
+        for t in f.return_types:
+            self.visit(t)
+        self.visit(f.body)
+
+
+def collect_dynvars(node: Node) -> list[DynVar]:
+    c = _DynCollector()
+    c.visit(node)
+    return c.found
+
+
+class Printer:
+    def __init__(self, prefix: str = "pl", concise: bool = False):
+        self.p = prefix
+        self.concise = concise
+        self.globals = _Names(_RESERVED)
+        self.names = self.globals
+        self.lines: list[str] = []
+        self.in_program = False
+
+    # ---- entry points ------------------------------------------------------------------------
+
+    def header(self) -> list[str]:
+        if self.p == "pl":
+            return ["import pypto.language as pl"]
+        return [f"from pypto import language as {self.p}"]
+
+    def dyn_decls(self, node: Node) -> list[str]:
+        out = []
+        for d in collect_dynvars(node):
+            out.append(f'{self.globals.get(d)} = {self.p}.dynamic("{d.name}")')
+        return out
+
+    def program(self, prog: Program) -> str:
+        self.in_program = True
+        lines = [f"# pypto.program: {prog.name}", *self.header(), ""]
+        dyn = self.dyn_decls(prog)
+        if dyn:
+            lines += [*dyn, ""]
+        lines.append(f"@{self.p}.program")
+        lines.append(f"class {_sanitize(prog.name or 'Program')}:")
+        fns = _callee_order(prog)
+        for i, f in enumerate(fns):
+            if i:
+                lines.append("")
+            lines += ["    " + ln if ln else "" for ln in self.function_lines(f)]
+        if not fns:
+            lines.append("    pass")
+        return "\n".join(lines) + "\n"
+
+    def function(self, f: Function) -> str:
+        lines = [*self.header(), ""]
+        dyn = self.dyn_decls(f)
+        if dyn:
+            lines += [*dyn, ""]
+        lines += self.function_lines(f)
+        return "\n".join(lines) + "\n"
+
+    def function_lines(self, f: Function) -> list[str]:
+        saved = self.names
+        self.names = _Names(set(self.globals.taken))
+        self.names.names.update(self.globals.names)
+        self.lines = []
+        params = []
+        if self.in_program:
+            params.append("self")
+        for v, d in zip(f.params, f.param_directions):
+            t = self.type(v.type)
+            if d is ParamDirection.Out:
+                t = f"{self.p}.Out[{t}]"
+            elif d is ParamDirection.InOut:
+                t = f"{self.p}.InOut[{t}]"
+            params.append(f"{self.names.get(v)}: {t}")
+        ret = ""
+        if len(f.return_types) == 1:
+            ret = f" -> {self.type(f.return_types[0])}"
+        elif len(f.return_types) > 1:
+            ret = " -> tuple[" + ", ".join(self.type(t) for t in f.return_types) + "]"
+        deco = f"@{self.p}.function"
+        if f.func_type is not FunctionType.Opaque:
+            deco += f"(type={self.p}.FunctionType.{f.func_type.name})"
+        head = [deco, f"def {_sanitize(f.name)}({', '.join(params)}){ret}:"]
+        self.block(f.body, 1)
+        body = self.lines
+        self.lines = []
+        self.names = saved
+        return head + body
+
+    # ---- statements --------------------------------------------------------------------------
+
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def block(self, body: Stmt | None, indent: int, yield_targets: tuple[Var, ...] = ()) -> None:
+        stmts = stmt_list(body)
+        if not stmts:
+            self.emit(indent, "pass")
+            return
+        for s in stmts:
+            self.stmt(s, indent, yield_targets)
+
+    def stmt(self, s: Stmt, ind: int, yt: tuple[Var, ...] = ()) -> None:
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.stmt(x, ind, yt)
+        elif isinstance(s, AssignStmt):
+            self.assign(s, ind)
+        elif isinstance(s, EvalStmt):
+            self.emit(ind, self.expr(s.expr))
+        elif isinstance(s, YieldStmt):
+            vals = ", ".join(self.expr(v) for v in s.values)
+            call = f"{self.p}.yield_({vals})"
+            if not yt:
+                self.emit(ind, call)
+            elif len(yt) == 1:
+                self.emit(ind, f"{self.names.get(yt[0])}{self.annot(yt[0])} = {call}")
+            else:
+                self.emit(ind, f"{', '.join(self.names.get(v) for v in yt)} = {call}")
+        elif isinstance(s, ReturnStmt):
+            self.emit(ind, "return " + ", ".join(self.expr(v) for v in s.values) if s.values else "return")
+        elif isinstance(s, ForStmt):
+            self.for_stmt(s, ind)
+        elif isinstance(s, WhileStmt):
+            self.while_stmt(s, ind)
+        elif isinstance(s, IfStmt):
+            self.if_stmt(s, ind)
+        elif isinstance(s, ScopeStmt):
+            fn = "incore" if s.kind is ScopeKind.InCore else "auto_incore"
+            self.emit(ind, f"with {self.p}.{fn}():")
+            self.block(s.body, ind + 1, yt)
+        elif isinstance(s, BreakStmt):
+            self.emit(ind, "break")
+        elif isinstance(s, ContinueStmt):
+            self.emit(ind, "continue")
+        else:
+            raise TypeError(f"cannot print statement {type(s).__name__}")
+
+    def annot(self, v: Var) -> str:
+        if self.concise or v.type is None or isinstance(v.type, (UnknownType, TupleType)):
+            return ""
+        return f": {self.type(v.type)}"
+
+    def assign(self, s: AssignStmt, ind: int) -> None:
+        v = s.var
+        if isinstance(v, MemRef):
+            self.emit(ind, f"{self.names.get(v)}: {self.p}.MemRefType = {self.memref_alloc(v)}")
+            return
+        value = self.expr(s.value)
+        self.emit(ind, f"{self.names.get(v)}{self.annot(v)} = {value}")
+
+    def memref_alloc(self, m: MemRef) -> str:
+        return f"{self.p}.block.alloc({self.enum(m.memory_space)}, {m.addr}, {m.size}, {m.id})"
+
+    def for_stmt(self, s: ForStmt, ind: int) -> None:
+        fn = {ForKind.Sequential: "range", ForKind.Parallel: "parallel", ForKind.Unroll: "unroll"}[s.kind]
+        args = self.range_args(s.start, s.stop, s.step)
+        if s.iter_args:
+            inits = ", ".join(self.expr(a.init_value) for a in s.iter_args)
+            if len(s.iter_args) == 1:
+                inits += ","
+            args.append(f"init_values=({inits})")
+        if s.chunk is not None:
+            args.append(f"chunk={s.chunk}")
+            if s.chunk_policy != "leading_full":
+                args.append(f'chunk_policy="{s.chunk_policy}"')
+        if s.origin is not LoopOrigin.Original:
+            args.append(f"origin={self.p}.LoopOrigin.{s.origin.name}")
+        target = self.names.get(s.loop_var)
+        if s.iter_args:
+            ia = ", ".join(self.names.get(a) for a in s.iter_args)
+            if len(s.iter_args) == 1:
+                ia += ","
+            target = f"{target}, ({ia})"
+        self.emit(ind, f"for {target} in {self.p}.{fn}({', '.join(args)}):")
+        self.block(s.body, ind + 1, s.return_vars)
+
+    def range_args(self, start: Expr, stop: Expr, step: Expr) -> list[str]:
+        zero = isinstance(start, ConstInt) and start.value == 0 and start.dtype is DataType.INDEX
+        one = isinstance(step, ConstInt) and step.value == 1 and step.dtype is DataType.INDEX
+        if zero and one:
+            return [self.expr(stop)]
+        if one:
+            return [self.expr(start), self.expr(stop)]
+        return [self.expr(start), self.expr(stop), self.expr(step)]
+
+    def while_stmt(self, s: WhileStmt, ind: int) -> None:
+        if not s.iter_args:
+            self.emit(ind, f"while {self.expr(s.condition)}:")
+            self.block(s.body, ind + 1)
+            return
+        ia = ", ".join(self.names.get(a) for a in s.iter_args)
+        inits = ", ".join(self.expr(a.init_value) for a in s.iter_args)
+        if len(s.iter_args) == 1:
+            ia += ","
+            inits += ","
+        self.emit(ind, f"for ({ia}) in {self.p}.while_(init_values=({inits})):")
+        self.emit(ind + 1, f"{self.p}.cond({self.expr(s.condition)})")
+        stmts = stmt_list(s.body)
+        for x in stmts:
+            self.stmt(x, ind + 1, s.return_vars)
+
+    def if_stmt(self, s: IfStmt, ind: int) -> None:
+        self.emit(ind, f"if {self.expr(s.condition)}:")
+        self.block(s.then_body, ind + 1, s.return_vars)
+        if s.else_body is not None and stmt_list(s.else_body):
+            self.emit(ind, "else:")
+            self.block(s.else_body, ind + 1, s.return_vars)
+
+    # ---- expressions -------------------------------------------------------------------------
+
+    def expr(self, e: Expr, prec: int = 0) -> str:
+        if isinstance(e, Var):
+            return self.names.get(e) if not isinstance(e, DynVar) else self.globals.get(e)
+        if isinstance(e, ConstInt):
+            if e.dtype is DataType.INDEX:
+                return str(e.value) if e.value >= 0 or prec < 11 else f"({e.value})"
+            return f"{self.p}.const({e.value}, {self.p}.{e.dtype.name})"
+        if isinstance(e, ConstFloat):
+            lit = _float_lit(e.value)
+            if e.dtype is DataType.FP32 and math.isfinite(e.value):
+                return lit if e.value >= 0 or prec < 11 else f"({lit})"
+            return f"{self.p}.const({lit}, {self.p}.{e.dtype.name})"
+        if isinstance(e, ConstBool):
+            return "True" if e.value else "False"
+        if isinstance(e, BinaryExpr):
+            fn = _FUNC_BIN.get(type(e))
+            if fn is not None:
+                return f"{self.p}.{fn}({self.expr(e.lhs)}, {self.expr(e.rhs)})"
+            op, p = _BIN[type(e)]
+            # comparisons do not chain in Python: parenthesize nested ones
+            lp = p + 1 if p == 4 else p
+            rp = p if p == 12 else p + 1
+            text = f"{self.expr(e.lhs, lp if p != 12 else p + 1)} {op} {self.expr(e.rhs, rp)}"
+            return f"({text})" if p < prec else text
+        if isinstance(e, UnaryExpr):
+            if isinstance(e, Neg):
+                text = f"-{self.expr(e.operand, 11)}"
+                return f"({text})" if prec > 11 else text
+            if isinstance(e, Not):
+                text = f"not {self.expr(e.operand, 3)}"
+                return f"({text})" if prec > 3 else text
+            if isinstance(e, BitNot):
+                text = f"~{self.expr(e.operand, 11)}"
+                return f"({text})" if prec > 11 else text
+            if isinstance(e, Abs):
+                return f"abs({self.expr(e.operand)})"
+            if isinstance(e, Cast):
+                return f"{self.p}.cast({self.expr(e.operand)}, {self.p}.{e.dtype.name})"
+        if isinstance(e, Call):
+            return self.call(e)
+        if isinstance(e, MakeTuple):
+            return "[" + ", ".join(self.expr(x) for x in e.elements) + "]"
+        if isinstance(e, TupleGetItem):
+            return f"{self.expr(e.tuple, 13)}[{e.index}]"
+        raise TypeError(f"cannot print expression {type(e).__name__}")
+
+    def call(self, c: Call) -> str:
+        args = [self.expr(a) for a in c.args]
+        if isinstance(c.op, GlobalVar):
+            callee = f"self.{c.op.name}" if self.in_program else c.op.name
+            return f"{callee}({', '.join(args)})"
+        params = getattr(c.op, "operands", None)
+        # optional trailing operands that are not positional in every call form print as keywords
+        if c.op.name == "block.store" and len(args) == 4 and params is not None:
+            args[3] = f"shapes={args[3]}"
+        kws = [f"{k}={self.value(v)}" for k, v in c.kwargs]
+        return f"{self.p}.{c.op.name}({', '.join(args + kws)})"
+
+    def value(self, v: Any) -> str:
+        if isinstance(v, DataType):
+            return f"{self.p}.{v.name}"
+        if isinstance(v, TensorLayout):
+            return f"{self.p}.{v.name}"
+        if isinstance(v, CastMode):
+            return f'"{v.name}"'
+        if isinstance(v, enum.Enum):
+            path = _ENUM_PATH.get(type(v), type(v).__name__)
+            return f"{self.p}.{path}.{v.name}"
+        if isinstance(v, float):
+            return _float_lit(v) if math.isfinite(v) else f'float("{v}")'
+        if isinstance(v, str):
+            return repr(v)
+        if isinstance(v, tuple):
+            return "[" + ", ".join(self.value(x) for x in v) + "]"
+        return repr(v)
+
+    def enum(self, v: enum.Enum) -> str:
+        return self.value(v)
+
+    # ---- types -------------------------------------------------------------------------------
+
+    def type(self, t: Type) -> str:
+        p = self.p
+        if isinstance(t, ScalarType):
+            return f"{p}.Scalar[{p}.{t.dtype.name}]"
+        if isinstance(t, TensorType):
+            parts = [self.shape(t.shape), f"{p}.{t.dtype.name}"]
+            if t.layout is not TensorLayout.ND or t.memref is not None:
+                parts.append(f"{p}.{t.layout.name}")
+            if t.memref is not None:
+                m = t.memref
+                parts.append(f"{p}.MemRef({self.enum(m.memory_space)}, {m.addr}, {m.size}, {m.id})")
+            return f"{p}.Tensor[{', '.join(parts)}]"
+        if isinstance(t, TileType):
+            parts = [self.shape(t.shape), f"{p}.{t.dtype.name}"]
+            if t.memory_space is not None and t.memory_space is not MemorySpace.Vec:
+                parts.append(self.enum(t.memory_space))
+            if t.memref is not None:
+                parts.append(self.names.get(t.memref))
+            if t.tile_view is not None:
+                tv = self.tile_view(t.tile_view)
+                if tv:
+                    parts.append(tv)
+            return f"{p}.Tile[{', '.join(parts)}]"
+        if isinstance(t, TupleType):
+            return f"{p}.Tuple[{', '.join(self.type(x) for x in t.types)}]"
+        if isinstance(t, MemRefType):
+            return f"{p}.MemRefType"
+        if isinstance(t, UnknownType):
+            return f"{p}.Unknown"
+        raise TypeError(f"cannot print type {type(t).__name__}")
+
+    def tile_view(self, tv: TileView) -> str:
+        d = TileView()
+        fields = []
+        if tv.valid_shape is not None:
+            fields.append(f"valid_shape={self.shape(tv.valid_shape)}")
+        if tv.blayout is not d.blayout:
+            fields.append(f"blayout={self.enum(tv.blayout)}")
+        if tv.slayout is not d.slayout:
+            fields.append(f"slayout={self.enum(tv.slayout)}")
+        if tv.fractal != d.fractal:
+            fields.append(f"fractal={tv.fractal}")
+        if tv.pad is not d.pad:
+            fields.append(f"pad={self.enum(tv.pad)}")
+        return f"{self.p}.TileView({', '.join(fields)})"
+
+    def shape(self, dims) -> str:
+        return "[" + ", ".join(self.expr(d) for d in dims) + "]"
+
+
+def _float_lit(v: float) -> str:
+    if not math.isfinite(v):
+        return f'float("{v}")'
+    r = repr(float(v))
+    return r
+
+
+def _callee_order(prog: Program) -> list[Function]:
+    """Functions with every callee before its callers (ties by name), cycles broken by name."""
+    from .visitor import IRVisitor
+
+    by_name = {f.name: f for f in prog.functions}
+    calls: dict[str, list[str]] = {}
+
+    class _Calls(IRVisitor):
+        def __init__(self):
+            self.out: list[str] = []
+
+        def visit_Call(self, c: Call) -> None:
+            if isinstance(c.op, GlobalVar) and c.op.name in by_name and c.op.name not in self.out:
+                self.out.append(c.op.name)
+            self.generic_visit(c)
+
+    for f in prog.functions:
+        v = _Calls()
+        v.visit(f.body)
+        calls[f.name] = sorted(v.out)
+    order: list[Function] = []
+    state: dict[str, int] = {}
+
+    def visit(n: str) -> None:
+        if state.get(n):
+            return
+        state[n] = 1
+        for c in calls[n]:
+            visit(c)
+        state[n] = 2
+        order.append(by_name[n])
+
+    for f in prog.functions:
+        visit(f.name)
+    return order
+
+
+def python_print(node: Node, prefix: str = "pl", concise: bool = False) -> str:
+    """Print a Program or Function as `pl` source; other nodes print as a source fragment."""
+    pr = Printer(prefix, concise)
+    if isinstance(node, Program):
+        return pr.program(node)
+    if isinstance(node, Function):
+        return pr.function(node)
+    if isinstance(node, Stmt):
+        pr.stmt(node, 0)
+        return "\n".join(pr.lines)
+    if isinstance(node, Expr):
+        return pr.expr(node)
+    if isinstance(node, Type):
+        return pr.type(node)
+    return repr(node)
+
+
+def expr_str(e: Expr) -> str:
+    """A short rendering of an expression for error messages."""
+    try:
+        return Printer().expr(e)
+    except TypeError:
+        return repr(e)
+
+
+def type_str(t: Type) -> str:
+    try:
+        return Printer().type(t)
+    except TypeError:
+        return repr(t)
+
+
+__all__ = ["Printer", "collect_dynvars", "expr_str", "python_print", "type_str"]

@@ -1,0 +1,241 @@
+"""Type annotations of the `pl` language: `pl.Tensor[...]`, `pl.Tile[...]`, `pl.Scalar[...]`,
+`pl.Out[...]`, `pl.InOut[...]`, `pl.Tuple[...]`, and `pl.dynamic`.
+
+Annotations are ordinary Python values (so a module that defines kernels imports cleanly); the
+parser turns them into IR types with `to_ir_type`.
+"""
+
+from __future__ import annotations
+
+import types as _pytypes
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
+from pypto.ir.expr import DynVar, Expr, MemRef, make_memref, scalar_type
+from pypto.ir.types import MemRefType, ScalarType, TensorType, TileType, TileView, TupleType, Type, UnknownType
+
+
+class AnnotationError(TypeError):
+    """A malformed annotation; the parser re-raises it with the source location."""
+
+
+def dynamic(name: str) -> DynVar:
+    """A dynamic dimension: its size is bound from the argument shapes at call time."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise AnnotationError(f"pl.dynamic needs an identifier name, got {name!r}")
+    return DynVar(name, scalar_type(DataType.INDEX))
+
+
+def _shape(items: Any, what: str) -> tuple:
+    if isinstance(items, (list, tuple)):
+        out = []
+        for d in items:
+            if isinstance(d, bool) or not isinstance(d, (int, Expr)):
+                raise AnnotationError(f"{what} dimensions must be ints or pl.dynamic(...) names, got {d!r}")
+            if isinstance(d, int) and d <= 0:
+                raise AnnotationError(f"{what} dimensions must be positive, got {d}")
+            out.append(d)
+        return tuple(out)
+    raise AnnotationError(f"{what} shape must be a list like [64, 128], got {items!r}")
+
+
+@dataclass(frozen=True)
+class TensorAnn:
+    shape: tuple
+    dtype: DataType
+    layout: TensorLayout = TensorLayout.ND
+    memref: MemRef | None = None
+
+    def to_type(self) -> Type:
+        return TensorType(self.shape, self.dtype, self.layout, self.memref)
+
+
+@dataclass(frozen=True)
+class TileAnn:
+    shape: tuple
+    dtype: DataType
+    memory_space: MemorySpace | None = None
+    memref: MemRef | None = None
+    tile_view: TileView | None = None
+
+    def to_type(self) -> Type:
+        space = self.memory_space
+        if space is None:
+            space = self.memref.memory_space if self.memref is not None else MemorySpace.Vec
+        return TileType(self.shape, self.dtype, space, self.memref, self.tile_view)
+
+
+@dataclass(frozen=True)
+class ScalarAnn:
+    dtype: DataType
+
+    def to_type(self) -> Type:
+        return scalar_type(self.dtype)
+
+
+@dataclass(frozen=True)
+class DirectionAnn:
+    direction: ParamDirection
+    inner: Any
+
+
+@dataclass(frozen=True)
+class TupleAnn:
+    items: tuple
+
+    def to_type(self) -> Type:
+        return TupleType(tuple(to_ir_type(x) for x in self.items))
+
+
+def _items(item) -> tuple:
+    return item if isinstance(item, tuple) else (item,)
+
+
+class Tensor:
+    """`pl.Tensor[[shape], dtype]`, `pl.Tensor[[shape], dtype, layout]`; legacy `pl.Tensor(shape, dtype)`."""
+
+    def __new__(cls, shape=None, dtype=None, layout=TensorLayout.ND, memref=None):  # type: ignore[misc]
+        return cls._make((shape, dtype, layout, memref) if memref is not None else (shape, dtype, layout))
+
+    def __class_getitem__(cls, item) -> TensorAnn:
+        return cls._make(_items(item))
+
+    @staticmethod
+    def _make(items: tuple) -> TensorAnn:
+        if len(items) < 2:
+            raise AnnotationError("pl.Tensor needs a shape and a dtype: pl.Tensor[[64, 128], pl.FP32]")
+        shape, dtype, *extra = items
+        if not isinstance(dtype, DataType):
+            raise AnnotationError(f"pl.Tensor dtype must be a pl data type like pl.FP32, got {dtype!r}")
+        layout, memref = TensorLayout.ND, None
+        for x in extra:
+            if isinstance(x, TensorLayout):
+                layout = x
+            elif isinstance(x, MemRef):
+                memref = x
+            else:
+                raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ)")
+        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref)
+
+
+class Tile:
+    """`pl.Tile[[shape], dtype]` with optional memory space, MemRef and `pl.TileView(...)`."""
+
+    def __new__(cls, shape=None, dtype=None, *extra):  # type: ignore[misc]
+        return cls._make((shape, dtype, *extra))
+
+    def __class_getitem__(cls, item) -> TileAnn:
+        return cls._make(_items(item))
+
+    @staticmethod
+    def _make(items: tuple) -> TileAnn:
+        if len(items) < 2:
+            raise AnnotationError("pl.Tile needs a shape and a dtype: pl.Tile[[64, 64], pl.FP32]")
+        shape, dtype, *extra = items
+        if not isinstance(dtype, DataType):
+            raise AnnotationError(f"pl.Tile dtype must be a pl data type like pl.FP32, got {dtype!r}")
+        space = memref = view = None
+        for x in extra:
+            if isinstance(x, MemorySpace):
+                space = x
+            elif isinstance(x, MemRef):
+                memref = x
+            elif isinstance(x, TileView):
+                view = x
+            else:
+                raise AnnotationError(f"unexpected pl.Tile argument {x!r} "
+                                      "(expected a pl.MemorySpace, a MemRef or a pl.TileView)")
+        for d in _shape(shape, "pl.Tile"):
+            if not isinstance(d, int):
+                raise AnnotationError("pl.Tile shapes are static; put a dynamic extent in "
+                                      "pl.TileView(valid_shape=[...])")
+        return TileAnn(_shape(shape, "pl.Tile"), dtype, space, memref, view)
+
+
+class Scalar:
+    """`pl.Scalar[dtype]`."""
+
+    def __new__(cls, dtype=None):  # type: ignore[misc]
+        return cls._make(dtype)
+
+    def __class_getitem__(cls, item) -> ScalarAnn:
+        return cls._make(item)
+
+    @staticmethod
+    def _make(dtype) -> ScalarAnn:
+        if not isinstance(dtype, DataType):
+            raise AnnotationError(f"pl.Scalar needs a pl data type like pl.INDEX, got {dtype!r}")
+        return ScalarAnn(dtype)
+
+
+class Out:
+    """`pl.Out[pl.Tensor[...]]`: a parameter the function writes (write-only)."""
+
+    def __class_getitem__(cls, item) -> DirectionAnn:
+        return DirectionAnn(ParamDirection.Out, item)
+
+
+class InOut:
+    """`pl.InOut[pl.Tensor[...]]`: a parameter the function reads and writes."""
+
+    def __class_getitem__(cls, item) -> DirectionAnn:
+        return DirectionAnn(ParamDirection.InOut, item)
+
+
+class Tuple:
+    """`pl.Tuple[A, B]` (also Python's `tuple[A, B]`) for multi-value returns."""
+
+    def __class_getitem__(cls, item) -> TupleAnn:
+        return TupleAnn(_items(item))
+
+
+def MemRefAnn(memory_space, addr: int = -1, size: int = 0, id: int = 0) -> MemRef:  # noqa: N802
+    """`pl.MemRef(space, addr, size, id)` inside a type annotation."""
+    if not isinstance(memory_space, MemorySpace):
+        # public 3-argument form MemRef(addr, size, id): a DDR buffer
+        return make_memref(MemorySpace.DDR, int(memory_space), int(addr), int(size))
+    return make_memref(memory_space, addr, size, id)
+
+
+Unknown = UnknownType()
+
+
+def to_ir_type(ann: Any) -> Type:
+    """Turn an annotation value into an IR type (raises AnnotationError)."""
+    if isinstance(ann, (TensorAnn, TileAnn, ScalarAnn, TupleAnn)):
+        return ann.to_type()
+    if isinstance(ann, DataType):
+        return scalar_type(ann)  # shorthand `x: pl.INDEX`
+    if ann is Tensor or ann is Tile:
+        raise AnnotationError(f"{ann.__name__} needs a shape and dtype: pl.{ann.__name__}[[64, 64], pl.FP32]")
+    if ann is Scalar:
+        raise AnnotationError("pl.Scalar needs a dtype: pl.Scalar[pl.INDEX]")
+    if ann is MemRefType or isinstance(ann, MemRefType):
+        return MemRefType()
+    if ann is int:
+        return scalar_type(DataType.INDEX)
+    if ann is float:
+        return scalar_type(DataType.FP32)
+    if ann is bool:
+        return scalar_type(DataType.BOOL)
+    if isinstance(ann, _pytypes.GenericAlias) and ann.__origin__ is tuple:
+        return TupleType(tuple(to_ir_type(a) for a in ann.__args__))
+    if isinstance(ann, tuple):
+        return TupleType(tuple(to_ir_type(a) for a in ann))
+    if isinstance(ann, (Type, UnknownType)):
+        return ann
+    if isinstance(ann, DirectionAnn):
+        raise AnnotationError("pl.Out / pl.InOut are only allowed on function parameters")
+    raise AnnotationError(f"not a pl type annotation: {ann!r}")
+
+
+def is_scalar_type(t: Type) -> bool:
+    return isinstance(t, ScalarType)
+
+
+__all__ = [
+    "AnnotationError", "DirectionAnn", "InOut", "MemRefAnn", "Out", "Scalar", "ScalarAnn", "Tensor", "TensorAnn",
+    "Tile", "TileAnn", "Tuple", "TupleAnn", "Unknown", "dynamic", "to_ir_type",
+]

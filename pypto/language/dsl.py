@@ -1,0 +1,73 @@
+"""The callables of the `pl` namespace.
+
+Inside a `@pl.function` nothing here is called: the parser reads the Python AST and recognises
+these objects. Called directly from Python they explain where they belong.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from pypto.ops import NAMESPACES
+from pypto.ops.registry import Dispatch, OpDef
+
+
+class DslOp:
+    """A `pl` operator spelling (`pl.add`, `pl.block.load`, ...) bound to its registry entry."""
+
+    __slots__ = ("entry", "spelling", "doc")
+
+    def __init__(self, spelling: str, entry: OpDef | Dispatch):
+        self.spelling = spelling
+        self.entry = entry
+        self.doc = entry.doc or f"The {spelling} operator."
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self.spelling}(...) builds IR: use it inside a @pl.function or @pl.program, "
+                           "not from ordinary Python code")
+
+    def __repr__(self) -> str:
+        return f"<pl op {self.spelling}>"
+
+
+class DslHelper:
+    """A language construct (`pl.range`, `pl.yield_`, `pl.incore`, ...)."""
+
+    __slots__ = ("name", "doc")
+
+    def __init__(self, name: str, doc: str):
+        self.name = name
+        self.doc = doc
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"pl.{self.name}(...) is part of the pl language: use it inside a @pl.function")
+
+    def __repr__(self) -> str:
+        return f"<pl.{self.name}>"
+
+
+range = DslHelper("range", "for i in pl.range(stop) / (start, stop[, step]) [, init_values=(...)]: a sequential loop")  # noqa: A001
+parallel = DslHelper("parallel", "like pl.range, but iterations are independent and may run in parallel")
+unroll = DslHelper("unroll", "like pl.range with constant bounds; the loop is unrolled at compile time")
+while_ = DslHelper("while_", "for (x,) in pl.while_(init_values=(x0,)): pl.cond(...) first; a loop with state")
+cond = DslHelper("cond", "pl.cond(c): the condition of a pl.while_ loop (its first statement)")
+yield_ = DslHelper("yield_", "pass values out of a loop iteration or an if branch (SSA phi)")
+const = DslHelper("const", "pl.const(value, dtype): a typed literal")
+incore = DslHelper("incore", "with pl.incore(): a region outlined into an InCore kernel")
+auto_incore = DslHelper("auto_incore", "with pl.auto_incore(): a region the compiler splits into kernels")
+
+HELPERS = {h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore)}
+
+
+def make_namespace(ns: str) -> types.SimpleNamespace:
+    table = NAMESPACES.get(ns, {})
+    spaced = types.SimpleNamespace(**{name: DslOp(f"{ns}.{name}", e) for name, e in sorted(table.items())})
+    return spaced
+
+
+def top_level_ops() -> dict[str, DslOp]:
+    return {name: DslOp(f"pl.{name}", e) for name, e in NAMESPACES["pl"].items()}
+
+
+__all__ = ["HELPERS", "DslHelper", "DslOp", "make_namespace", "top_level_ops"]

@@ -1,0 +1,1 @@
+"""AST -> IR parser of the `pl` language."""

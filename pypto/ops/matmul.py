@@ -1,0 +1,171 @@
+"""The matmul family. Tile forms read Left/Right tiles and write an Acc tile; float inputs
+accumulate in FP32, integer inputs in INT32. The tensor form carries transposes and out dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import MemorySpace, PipeType
+from pypto.ir.types import TensorType
+
+from . import numeric as nm
+from .registry import arg, attr, define, unified
+from .typing import OpError, dim_eq, expect_tensor, expect_tile, tile_result
+
+M = PipeType.M
+
+
+def acc_dtype(a: DataType, b: DataType, name: str) -> DataType:
+    if a is not b:
+        raise OpError(f"{name}: lhs and rhs need the same dtype, got {a.name} and {b.name}",
+                      hint="cast one side with pl.cast(...)")
+    if a.is_float:
+        return DataType.FP32
+    if a.is_int:
+        return DataType.INT32
+    raise OpError(f"{name}: unsupported dtype {a.name}")
+
+
+def _mm_shapes(name: str, lhs, rhs, a_trans: bool = False, b_trans: bool = False):
+    if lhs.rank != 2 or rhs.rank != 2:
+        raise OpError(f"{name}: needs 2-D operands, got ranks {lhs.rank} and {rhs.rank}")
+    m, k = (lhs.shape[1], lhs.shape[0]) if a_trans else (lhs.shape[0], lhs.shape[1])
+    k2, n = (rhs.shape[1], rhs.shape[0]) if b_trans else (rhs.shape[0], rhs.shape[1])
+    if dim_eq(k, k2) is False:
+        raise OpError(f"{name}: inner dimensions differ ({k!r} vs {k2!r})")
+    return m, k, n
+
+
+def _tile_valid(name, lhs, rhs):
+    lv, rv = lhs.valid_shape, rhs.valid_shape
+    return (lv[0], rv[1])
+
+
+def _matmul_rule(args, kw):
+    a = expect_tile("block.matmul", args[0], "lhs")
+    b = expect_tile("block.matmul", args[1], "rhs")
+    m, _, n = _mm_shapes("block.matmul", a, b)
+    dt = acc_dtype(a.dtype, b.dtype, "block.matmul")
+    return tile_result((m, n), dt, memory_space=MemorySpace.Acc, valid_shape=_tile_valid("block.matmul", a, b))
+
+
+def _matmul_acc_rule(args, kw):
+    acc = expect_tile("block.matmul_acc", args[0], "acc")
+    a = expect_tile("block.matmul_acc", args[1], "lhs")
+    b = expect_tile("block.matmul_acc", args[2], "rhs")
+    m, _, n = _mm_shapes("block.matmul_acc", a, b)
+    if acc.rank != 2 or dim_eq(acc.shape[0], m) is False or dim_eq(acc.shape[1], n) is False:
+        raise OpError("block.matmul_acc: acc shape does not match lhs @ rhs")
+    dt = acc_dtype(a.dtype, b.dtype, "block.matmul_acc")
+    if acc.dtype is not dt:
+        raise OpError(f"block.matmul_acc: acc must be {dt.name}, got {acc.dtype.name}")
+    return tile_result(acc.shape, dt, memory_space=acc.space, like=acc)
+
+
+def _matmul_bias_rule(args, kw):
+    a = expect_tile("block.matmul_bias", args[0], "lhs")
+    b = expect_tile("block.matmul_bias", args[1], "rhs")
+    bias = expect_tile("block.matmul_bias", args[2], "bias")
+    m, _, n = _mm_shapes("block.matmul_bias", a, b)
+    if bias.rank != 2 or dim_eq(bias.shape[-1], n) is False:
+        raise OpError("block.matmul_bias: bias must be [1, N] or [M, N]")
+    dt = acc_dtype(a.dtype, b.dtype, "block.matmul_bias")
+    return tile_result((m, n), dt, memory_space=MemorySpace.Acc, valid_shape=_tile_valid("", a, b))
+
+
+def _mm(a, b):
+    a, b = nm.up(a), nm.up(b)
+    if a.dtype.kind in "iu":
+        return a.astype(np.int64) @ b.astype(np.int64)
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+define("block.matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _matmul_rule, reference=_mm,
+       pto="tmatmul", pipe=M, doc="C = A @ B into an Acc tile (fp32 / int32 accumulation)")
+define("block.matmul_acc", [arg("acc", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _matmul_acc_rule,
+       reference=lambda c, a, b: c + _mm(a, b), pto="tmatmul.acc", pipe=M, result_reuses=0,
+       dsl=("pl.block.matmul_acc",), doc="acc + A @ B, in place on the Acc tile")
+define("block.matmul_bias", [arg("lhs", "tile"), arg("rhs", "tile"), arg("bias", "tile")], _matmul_bias_rule,
+       reference=lambda a, b, bias: _mm(a, b) + nm.up(bias), pto="tmatmul.bias", pipe=M,
+       dsl=("pl.block.matmul_bias", "pl.matmul_bias"), doc="A @ B + bias")
+
+
+def _gemv_rule(name, with_acc=False, with_bias=False):
+    def infer(args, kw):
+        base = 1 if with_acc else 0
+        a = expect_tile(name, args[base], "lhs")
+        b = expect_tile(name, args[base + 1], "rhs")
+        s = a.static_shape()
+        if a.rank != 2 or (s is not None and s[0] != 1):
+            raise OpError(f"{name}: lhs must be [1, K]")
+        if with_acc:
+            return _matmul_acc_rule(args, kw)
+        if with_bias:
+            return _matmul_bias_rule(args, kw)
+        return _matmul_rule(args, kw)
+    return infer
+
+
+define("block.gemv", [arg("lhs", "tile"), arg("rhs", "tile")], _gemv_rule("block.gemv"), reference=_mm,
+       pto="tgemv", pipe=M, dsl=("pl.block.gemv", "pl.gemv"), doc="[1, K] @ [K, N]")
+define("block.gemv_acc", [arg("acc", "tile"), arg("lhs", "tile"), arg("rhs", "tile")],
+       _gemv_rule("block.gemv_acc", with_acc=True), reference=lambda c, a, b: c + _mm(a, b), pto="tgemv.acc",
+       pipe=M, result_reuses=0, dsl=("pl.block.gemv_acc", "pl.gemv_acc"), doc="acc + [1, K] @ [K, N]")
+define("block.gemv_bias", [arg("lhs", "tile"), arg("rhs", "tile"), arg("bias", "tile")],
+       _gemv_rule("block.gemv_bias", with_bias=True), reference=lambda a, b, bias: _mm(a, b) + nm.up(bias),
+       pto="tgemv.bias", pipe=M, dsl=("pl.block.gemv_bias", "pl.gemv_bias"), doc="[1, K] @ [K, N] + bias")
+
+
+def _batch_rule(args, kw):
+    a = expect_tile("block.batch_matmul", args[0], "lhs")
+    b = expect_tile("block.batch_matmul", args[1], "rhs")
+    if a.rank != 3 or b.rank != 3:
+        raise OpError("block.batch_matmul: needs 3-D operands")
+    dt = acc_dtype(a.dtype, b.dtype, "block.batch_matmul")
+    return tile_result((a.shape[0], a.shape[1], b.shape[2]), dt, memory_space=MemorySpace.Acc)
+
+
+define("block.batch_matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _batch_rule,
+       reference=lambda a, b: np.matmul(nm.up(a).astype(np.float64), nm.up(b).astype(np.float64)), pipe=M,
+       dsl=(), doc="batched matmul (IR only, not exposed in pl)")
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor level
+
+
+def _tensor_matmul_rule(args, kw):
+    a = expect_tensor("tensor.matmul", args[0], "lhs")
+    b = expect_tensor("tensor.matmul", args[1], "rhs")
+    m, _, n = _mm_shapes("tensor.matmul", a, b, kw["a_trans"], kw["b_trans"])
+    dt = kw["out_dtype"] or acc_dtype(a.dtype, b.dtype, "tensor.matmul")
+    return TensorType((m, n), dt)
+
+
+def _tensor_matmul_acc_rule(args, kw):
+    acc = expect_tensor("tensor.matmul_acc", args[0], "acc")
+    a = expect_tensor("tensor.matmul_acc", args[1], "lhs")
+    b = expect_tensor("tensor.matmul_acc", args[2], "rhs")
+    m, _, n = _mm_shapes("tensor.matmul_acc", a, b, kw["a_trans"], kw["b_trans"])
+    if acc.rank != 2 or dim_eq(acc.shape[0], m) is False or dim_eq(acc.shape[1], n) is False:
+        raise OpError("tensor.matmul_acc: acc shape does not match lhs @ rhs")
+    return acc
+
+
+def _tmm_ref(a, b, *, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False):
+    return _mm(a.T if a_trans else a, b.T if b_trans else b)
+
+
+define("tensor.matmul", [arg("lhs", "tensor"), arg("rhs", "tensor"), attr("out_dtype", "dtype", None),
+                         attr("a_trans", "bool", False), attr("b_trans", "bool", False),
+                         attr("c_matrix_nz", "bool", False)],
+       _tensor_matmul_rule, reference=_tmm_ref, tile_form="block.matmul", doc="C = op(A) @ op(B)")
+define("tensor.matmul_acc", [arg("acc", "tensor"), arg("lhs", "tensor"), arg("rhs", "tensor"),
+                             attr("a_trans", "bool", False), attr("b_trans", "bool", False)],
+       _tensor_matmul_acc_rule,
+       reference=lambda c, a, b, *, a_trans=False, b_trans=False: c + _tmm_ref(a, b, a_trans=a_trans,
+                                                                                 b_trans=b_trans),
+       tile_form="block.matmul_acc", result_reuses=0, doc="acc + op(A) @ op(B)")
+unified("matmul", tensor="tensor.matmul", tile="block.matmul", doc="matrix product")
+unified("matmul_acc", tensor="tensor.matmul_acc", tile="block.matmul_acc", doc="acc + matrix product")

@@ -1,0 +1,217 @@
+"""Reductions (row/column/axis) and the broadcasts that undo them (row_expand*, col_expand*, expands)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import PipeType
+from pypto.ir.expr import ConstInt, scalar_type
+from pypto.ir.types import TileType
+
+from . import numeric as nm
+from .registry import arg, attr, define, unified
+from .typing import OpError, dim_eq, expect_scalar, expect_tensor, expect_tile, result_like
+
+V = PipeType.V
+_ONE = ConstInt(1)
+
+
+def _row_reduce_rule(name: str, level: str):
+    def infer(args, kw):
+        a = expect_tile(name, args[0], "input") if level == "block" else expect_tensor(name, args[0], "input")
+        if a.rank < 1:
+            raise OpError(f"{name}: needs at least a 1-D input")
+        if level == "block" and a.rank < 2:
+            raise OpError(f"{name}: tile reductions need a 2-D tile, got rank {a.rank}",
+                          hint="reshape to [1, N] first")
+        if len(args) > 1:
+            expect_tile(name, args[1], "tmp")
+        shape = (*a.shape[:-1], _ONE)
+        if isinstance(a, TileType):
+            valid = (*a.valid_shape[:-1], _ONE)
+            from .typing import tile_result
+
+            return tile_result(shape, a.dtype, valid_shape=valid)
+        return result_like(a, shape)
+    return infer
+
+
+def _col_reduce_rule(name: str):
+    def infer(args, kw):
+        a = expect_tile(name, args[0], "input")
+        if a.rank != 2:
+            raise OpError(f"{name}: needs a 2-D tile, got rank {a.rank}")
+        from .typing import tile_result
+
+        return tile_result((_ONE, a.shape[1]), a.dtype, valid_shape=(_ONE, a.valid_shape[1]))
+    return infer
+
+
+def _keep(fn):
+    def ref(x, *tmp):
+        return fn(nm.up(x), axis=-1, keepdims=True)
+    return ref
+
+
+def _keep_col(fn):
+    def ref(x, *tmp):
+        return fn(nm.up(x), axis=0, keepdims=True)
+    return ref
+
+
+for _name, _fn, _pto in (("row_sum", np.sum, "trowsum"), ("row_max", np.max, "trowmax"),
+                         ("row_min", np.min, "trowmin")):
+    define(f"block.{_name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+           _row_reduce_rule(f"block.{_name}", "block"), reference=_keep(_fn), pto=_pto, pipe=V,
+           doc=f"{_name.split('_')[1]} over the last axis, keeping it as size 1 (tmp: scratch tile)")
+    define(f"tensor.{_name}", [arg("input", "tensor")], _row_reduce_rule(f"tensor.{_name}", "tensor"),
+           reference=_keep(_fn), tile_form=f"block.{_name}", doc=f"{_name.split('_')[1]} over the last axis")
+    unified(_name, tensor=f"tensor.{_name}", tile=f"block.{_name}")
+
+for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
+                         ("col_min", np.min, "tcolmin")):
+    define(f"block.{_name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+           _col_reduce_rule(f"block.{_name}"), reference=_keep_col(_fn), pto=_pto, pipe=V,
+           dsl=(f"pl.block.{_name}", f"pl.{_name}"), doc=f"{_name.split('_')[1]} over axis 0 of a 2-D tile")
+
+
+# sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)
+def _axis_rule(name: str):
+    def infer(args, kw):
+        a = expect_tile(name, args[0], "input")
+        axis = kw["axis"]
+        keep = kw["keepdim"]
+        if axis is None:
+            if keep:
+                return result_like(a, (_ONE,) * a.rank)
+            return scalar_type(a.dtype)
+        ax = axis + a.rank if axis < 0 else axis
+        if not 0 <= ax < a.rank:
+            raise OpError(f"{name}: axis {axis} out of range for rank {a.rank}")
+        shape = list(a.shape)
+        if keep:
+            shape[ax] = _ONE
+        else:
+            del shape[ax]
+        if not shape:
+            return scalar_type(a.dtype)
+        valid = list(a.valid_shape)
+        if keep:
+            valid[ax] = _ONE
+        else:
+            del valid[ax]
+        from .typing import tile_result
+
+        return tile_result(shape, a.dtype, valid_shape=valid)
+    return infer
+
+
+def _axis_ref(fn):
+    def ref(x, *, axis=None, keepdim=False):
+        return fn(nm.up(x), axis=axis, keepdims=keepdim)
+    return ref
+
+
+_AXIS = [attr("axis", "int", None), attr("keepdim", "bool", False)]
+define("block.sum", [arg("input", "tile"), *_AXIS], _axis_rule("block.sum"), reference=_axis_ref(np.sum),
+       pipe=V, dsl=("pl.block.sum", "pl.sum"), doc="sum over an axis (all axes when axis is None)")
+define("block.max", [arg("input", "tile"), *_AXIS], _axis_rule("block.max"), reference=_axis_ref(np.max),
+       pipe=V, dsl=("pl.block.max",), doc="max over an axis")
+define("block.min", [arg("input", "tile"), *_AXIS], _axis_rule("block.min"), reference=_axis_ref(np.min),
+       pipe=V, dsl=("pl.block.min",), doc="min over an axis")
+unified("max", tile="block.max", scalar="scalar.max", doc="tile max over an axis, or max of two scalars")
+unified("min", tile="block.min", scalar="scalar.min", doc="tile min over an axis, or min of two scalars")
+
+
+# ---------------------------------------------------------------------------------------------
+# broadcasts
+
+
+def _row_expand_rule(name: str, level: str):
+    def infer(args, kw):
+        a = (expect_tile if level == "block" else expect_tensor)(name, args[0], "input")
+        if a.rank < 2:
+            raise OpError(f"{name}: needs a 2-D operand")
+        if len(args) == 1:  # row_expand(src): broadcast column 0 across each row
+            return result_like(a)
+        v = (expect_tile if level == "block" else expect_tensor)(name, args[1], "row vector")
+        if v.rank != a.rank or dim_eq(v.shape[-1], _ONE) is False or dim_eq(v.shape[-2], a.shape[-2]) is False:
+            from .typing import _fmt
+
+            raise OpError(f"{name}: row vector must be [..., {a.shape[-2]!r}, 1], got {_fmt(v.shape)}")
+        return result_like(a, dtype=_pr(a.dtype, v.dtype))
+    return infer
+
+
+def _col_expand_rule(name: str, level: str):
+    def infer(args, kw):
+        a = (expect_tile if level == "block" else expect_tensor)(name, args[0], "input")
+        v = (expect_tile if level == "block" else expect_tensor)(name, args[1], "column vector")
+        if a.rank < 2 or v.rank != a.rank or dim_eq(v.shape[-2], _ONE) is False \
+                or dim_eq(v.shape[-1], a.shape[-1]) is False:
+            from .typing import _fmt
+
+            raise OpError(f"{name}: column vector must be [1, {a.shape[-1]!r}], got {_fmt(v.shape)}")
+        if name.endswith("col_expand"):
+            return result_like(a, dtype=v.dtype)
+        return result_like(a, dtype=_pr(a.dtype, v.dtype))
+    return infer
+
+
+def _pr(a: DataType, b: DataType) -> DataType:
+    from pypto.ir.dtype import promote
+
+    return promote(a, b)
+
+
+_ROW_EXPAND = {
+    "row_expand_add": (np.add, "trowexpandadd"), "row_expand_sub": (np.subtract, "trowexpandsub"),
+    "row_expand_mul": (np.multiply, "trowexpandmul"), "row_expand_div": (nm.trunc_div, "trowexpanddiv"),
+}
+_COL_EXPAND = {
+    "col_expand_add": (np.add, "tcolexpandadd"), "col_expand_sub": (np.subtract, "tcolexpandsub"),
+    "col_expand_mul": (np.multiply, "tcolexpandmul"), "col_expand_div": (nm.trunc_div, "tcolexpanddiv"),
+}
+
+
+def _vec_ref(fn):
+    def ref(a, v):
+        return fn(nm.up(a), nm.up(v))
+    return ref
+
+
+def _both(name: str, params, rule, ref, pto: str, doc: str) -> None:
+    define(f"block.{name}", params("tile"), rule(f"block.{name}", "block"), reference=ref, pto=pto, pipe=V,
+           doc=doc)
+    define(f"tensor.{name}", params("tensor"), rule(f"tensor.{name}", "tensor"), reference=ref,
+           tile_form=f"block.{name}", doc=doc)
+    unified(name, tensor=f"tensor.{name}", tile=f"block.{name}", doc=doc)
+
+
+_both("row_expand", lambda k: [arg("input", k)], _row_expand_rule,
+      lambda a: np.broadcast_to(a[..., :1], a.shape).copy(), "trowexpand", "dst[i, j] = src[i, 0]")
+for _name, (_fn, _pto) in _ROW_EXPAND.items():
+    _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _vec_ref(_fn), _pto,
+          f"lhs[i, :] {_name.rsplit('_', 1)[1]} rhs[i, 0]")
+_both("col_expand", lambda k: [arg("target", k), arg("col", k)], _col_expand_rule,
+      lambda t, v: np.broadcast_to(v, t.shape).copy(), "tcolexpand", "broadcast a [1, N] row over target's rows")
+for _name, (_fn, _pto) in _COL_EXPAND.items():
+    _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _col_expand_rule, _vec_ref(_fn), _pto,
+          f"lhs[:, j] {_name.rsplit('_', 1)[1]} rhs[0, j]")
+
+
+def _expands_rule(name: str, level: str):
+    def infer(args, kw):
+        a = (expect_tile if level == "block" else expect_tensor)(name, args[0], "target")
+        expect_scalar(name, args[1], "value")
+        return result_like(a)
+    return infer
+
+
+def _expands_ref(t, s):
+    return np.full(t.shape, s, dtype=nm.up(t).dtype)
+
+
+_both("expands", lambda k: [arg("target", k), arg("value", "scalar")], _expands_rule, _expands_ref, "texpands",
+      "a tensor/tile shaped like target, filled with the scalar")

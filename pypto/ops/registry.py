@@ -1,0 +1,303 @@
+"""The op registry: one `OpDef` per IR operator, plus unified `pl.*` dispatch entries.
+
+An `OpDef` is the single definition of an operator: its IR name and aliases, its Python-level
+signature (which parameters are IR operands and which are compile-time attributes), its type
+rule, its NumPy reference semantics, the PTO instruction it becomes and the pipe that runs it.
+The parser, verifier, passes, codegen and the interpreter all read these objects.
+
+Signature kinds (`Param.kind`) say how a Python value written in a `pl` program becomes IR:
+
+operands (IR args)                 attributes (IR kwargs)
+  "tensor"  a Tensor value           "dtype"    a DataType
+  "tile"    a Tile value             "memspace" a MemorySpace
+  "value"   a Tensor or a Tile       "bool" / "int" / "float" / "str"
+  "scalar"  a Scalar or a number     "number"   int or float
+  "shape"   a list of ints/scalars   "pipe"     a PipeType
+  "index"   one int/scalar           "cmp"      CmpType, int or name ("lt")
+  "tuple"   any tuple expression     "castmode" CastMode, int or name ("round")
+  "any"     any expression           "padvalue" PadValue, int or name ("zero")
+                                     "layout"   TensorLayout
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, PipeType, TensorLayout
+from pypto.ir.expr import Expr, Op
+from pypto.ir.op import OpError, register_op
+from pypto.ir.types import Type
+
+OPERAND_KINDS = frozenset({"tensor", "tile", "value", "scalar", "shape", "index", "tuple", "any"})
+ATTR_KINDS = frozenset({"dtype", "memspace", "bool", "int", "float", "str", "number", "pipe", "cmp",
+                        "castmode", "padvalue", "layout"})
+
+
+class Level(enum.Enum):
+    TENSOR = "tensor"
+    BLOCK = "block"
+    SYSTEM = "system"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    optional: bool = False  # an operand that may be omitted (then absent from IR args)
+
+    def __post_init__(self):
+        if self.kind not in OPERAND_KINDS and self.kind not in ATTR_KINDS:
+            raise ValueError(f"unknown parameter kind {self.kind!r}")
+
+    @property
+    def is_attr(self) -> bool:
+        return self.kind in ATTR_KINDS
+
+
+def arg(name: str, kind: str = "value", default: Any = REQUIRED, optional: bool = False) -> Param:
+    return Param(name, kind, default, optional)
+
+
+def attr(name: str, kind: str, default: Any = REQUIRED) -> Param:
+    if kind not in ATTR_KINDS:
+        raise ValueError(f"{kind!r} is not an attribute kind")
+    return Param(name, kind, default)
+
+
+InferFn = Callable[[tuple[Expr, ...], dict[str, Any]], Type]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OpDef(Op):
+    """One IR operator. Identity object: Calls refer to it directly."""
+
+    level: Level = Level.BLOCK
+    params: tuple[Param, ...] = ()
+    infer: InferFn | None = None
+    reference: Callable[..., Any] | None = None
+    pto: str | None = None
+    pipe: PipeType | None = None
+    aliases: tuple[str, ...] = ()
+    family: str = ""
+    doc: str = ""
+    # Python-call binder override: (args, kwargs) -> (operand values, attr values) by param name
+    binder: Callable[..., Any] | None = None
+    # index of the operand whose buffer the result reuses (store -> output tensor, matmul_acc -> acc)
+    result_reuses: int | None = None
+    # for tensor ops: the block op it becomes inside a kernel
+    tile_form: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def operands(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if not p.is_attr)
+
+    @property
+    def attrs(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.is_attr)
+
+    def normalize_kwargs(self, kw: dict[str, Any]) -> dict[str, Any]:
+        """Fill attribute defaults, coerce attribute values, reject unknown attributes."""
+        out: dict[str, Any] = {}
+        known = {p.name: p for p in self.attrs}
+        for k in kw:
+            if k not in known:
+                raise OpError(f"{self.name} has no attribute {k!r}",
+                              hint=f"attributes: {', '.join(known) or 'none'}")
+        for p in self.attrs:
+            if p.name in kw:
+                out[p.name] = coerce_attr(self.name, p, kw[p.name])
+            elif p.default is not REQUIRED:
+                out[p.name] = p.default
+            else:
+                raise OpError(f"{self.name} needs attribute {p.name!r}")
+        return out
+
+    def infer_type(self, args: tuple[Expr, ...], kwargs: dict[str, Any]) -> Type:
+        ops = self.operands
+        required = [p for p in ops if not p.optional and p.default is REQUIRED]
+        if not (len(required) <= len(args) <= len(ops)):
+            raise OpError(f"{self.name} takes {_arity(ops)} operands, got {len(args)}")
+        if self.infer is None:
+            raise OpError(f"{self.name} has no type rule")
+        return self.infer(args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name})"
+
+
+def _arity(ops: tuple[Param, ...]) -> str:
+    lo = sum(1 for p in ops if not p.optional and p.default is REQUIRED)
+    return str(lo) if lo == len(ops) else f"{lo} to {len(ops)}"
+
+
+_ENUM_KINDS: dict[str, type[enum.Enum]] = {
+    "memspace": MemorySpace, "pipe": PipeType, "cmp": CmpType, "castmode": CastMode,
+    "padvalue": PadValue, "layout": TensorLayout,
+}
+
+
+def coerce_attr(opname: str, p: Param, v: Any) -> Any:
+    """Check and normalize one attribute value (enums given as ints or names become members)."""
+    from pypto.ir.dtype import DataType
+
+    k = p.kind
+    if v is None and p.default is None:
+        return None
+    if k == "dtype":
+        if isinstance(v, DataType):
+            return v
+        if isinstance(v, str):
+            try:
+                return DataType.from_text(v)
+            except ValueError:
+                pass
+    elif k in _ENUM_KINDS:
+        cls = _ENUM_KINDS[k]
+        if isinstance(v, cls):
+            return v
+        if isinstance(v, int) and not isinstance(v, bool):
+            try:
+                return cls(v)
+            except ValueError:
+                pass
+        if isinstance(v, str):
+            try:
+                return cls.parse(v)  # type: ignore[attr-defined]
+            except ValueError:
+                pass
+    elif k == "bool":
+        if isinstance(v, bool):
+            return v
+    elif k == "int":
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    elif k == "float":
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    elif k == "number":
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return v
+    elif k == "str":
+        if isinstance(v, str):
+            return v
+    raise OpError(f"{opname}: attribute {p.name!r} expects {k}, got {v!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the tables
+
+OPS: dict[str, OpDef] = {}  # canonical IR name -> OpDef
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A unified `pl.<name>` entry: picks an op by the first operand (Tensor or Tile) and, for
+    arithmetic, by whether the right operand is a scalar."""
+
+    name: str
+    tensor: str | None = None
+    tile: str | None = None
+    tensor_scalar: str | None = None
+    tile_scalar: str | None = None
+    scalar: str | None = None  # a pure-scalar form (e.g. pl.cast on a Scalar), handled by the parser
+    doc: str = ""
+
+    def choose(self, first_kind: str, rhs_is_scalar: bool) -> str | None:
+        if first_kind == "tensor":
+            return (self.tensor_scalar if rhs_is_scalar and self.tensor_scalar else self.tensor)
+        if first_kind == "tile":
+            return (self.tile_scalar if rhs_is_scalar and self.tile_scalar else self.tile)
+        if first_kind == "scalar":
+            return self.scalar
+        return None
+
+
+# DSL namespaces: "pl", "pl.tensor", "pl.block" (alias "pl.tile"), "pl.system" -> name -> entry
+NAMESPACES: dict[str, dict[str, OpDef | Dispatch]] = {"pl": {}, "pl.tensor": {}, "pl.block": {},
+                                                     "pl.system": {}}
+
+
+def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *, reference=None,
+           pto: str | None = None, pipe: PipeType | None = None, aliases: tuple[str, ...] = (),
+           family: str = "", doc: str = "", binder=None, result_reuses: int | None = None,
+           tile_form: str | None = None, dsl: tuple[str, ...] | None = None, **extra: Any) -> OpDef:
+    """Register an operator `name` ("tensor.add", "block.adds", ...).
+
+    `dsl` lists the `pl` spellings it is reachable as (default: its own namespace, e.g.
+    "pl.block.add"; block ops are also reachable as "pl.tile.<name>").
+    """
+    ns, short = name.split(".", 1)
+    level = {"tensor": Level.TENSOR, "block": Level.BLOCK, "system": Level.SYSTEM}[ns]
+    op = OpDef(name, level=level, params=tuple(params), infer=infer, reference=reference, pto=pto,
+               pipe=pipe, aliases=tuple(aliases), family=family or short, doc=doc, binder=binder,
+               result_reuses=result_reuses, tile_form=tile_form, extra=dict(extra))
+    if name in OPS:
+        raise ValueError(f"op {name} defined twice")
+    OPS[name] = op
+    register_op(op, op.aliases)
+    for spelling in (dsl if dsl is not None else (f"pl.{name}",)):
+        add_dsl_name(spelling, op)
+    return op
+
+
+def add_dsl_name(spelling: str, entry: OpDef | Dispatch) -> None:
+    ns, _, short = spelling.rpartition(".")
+    if ns == "pl.tile":
+        ns = "pl.block"
+    table = NAMESPACES.setdefault(ns, {})
+    prev = table.get(short)
+    if prev is not None and prev is not entry:
+        raise ValueError(f"{spelling} bound twice")
+    table[short] = entry
+
+
+def unified(name: str, *, tensor: str | None = None, tile: str | None = None,
+            tensor_scalar: str | None = None, tile_scalar: str | None = None, scalar: str | None = None,
+            doc: str = "") -> Dispatch:
+    d = Dispatch(name, tensor, tile, tensor_scalar, tile_scalar, scalar, doc)
+    add_dsl_name(f"pl.{name}", d)
+    return d
+
+
+def get_def(name: str) -> OpDef:
+    from pypto.ir.op import get_op
+
+    op = get_op(name)
+    if not isinstance(op, OpDef):
+        raise OpError(f"{name} is not a registry op")
+    return op
+
+
+def lookup_dsl(namespace: str, name: str) -> OpDef | Dispatch | None:
+    if namespace == "pl.tile":
+        namespace = "pl.block"
+    return NAMESPACES.get(namespace, {}).get(name)
+
+
+def ops_by_pto() -> dict[str, OpDef]:
+    """PTO instruction name -> the block/system op that emits it."""
+    out: dict[str, OpDef] = {}
+    for op in OPS.values():
+        if op.pto and op.level is not Level.TENSOR:
+            out.setdefault(op.pto, op)
+    return out
+
+
+__all__ = [
+    "ATTR_KINDS", "Dispatch", "Level", "NAMESPACES", "OPERAND_KINDS", "OPS", "OpDef", "OpError", "Param",
+    "REQUIRED", "add_dsl_name", "arg", "attr", "coerce_attr", "define", "get_def", "lookup_dsl",
+    "ops_by_pto", "unified",
+]

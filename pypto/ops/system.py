@@ -1,0 +1,32 @@
+"""System operators: pipe synchronization (flags and barriers)."""
+
+from __future__ import annotations
+
+from pypto.ir.enums import PipeType
+
+from .memory import UNIT
+from .registry import attr, define
+
+
+def _unit(args, kw):
+    return UNIT
+
+
+def _sync_rule(name: str):
+    def infer(args, kw):
+        from .typing import OpError
+
+        if not 0 <= kw["event_id"] < 16:
+            raise OpError(f"{name}: event_id must be in [0, 16), got {kw['event_id']}")
+        return UNIT
+    return infer
+
+
+_SYNC = [attr("set_pipe", "pipe"), attr("wait_pipe", "pipe"), attr("event_id", "int", 0)]
+define("system.sync_src", _SYNC, _sync_rule("system.sync_src"), pto="set_flag",
+       doc="producer side: set_pipe signals event_id to wait_pipe")
+define("system.sync_dst", _SYNC, _sync_rule("system.sync_dst"), pto="wait_flag",
+       doc="consumer side: wait_pipe waits for event_id from set_pipe")
+define("system.bar_v", [], _unit, pto="pipe_barrier", pipe=PipeType.V, doc="barrier within the vector pipe")
+define("system.bar_m", [], _unit, pto="pipe_barrier", pipe=PipeType.M, doc="barrier within the matrix pipe")
+define("system.bar_all", [], _unit, pto="pipe_barrier", pipe=PipeType.ALL, doc="barrier across all pipes")
