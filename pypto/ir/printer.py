@@ -52,7 +52,6 @@ from .expr import (
     Ge,
     GlobalVar,
     Gt,
-    IterArg,
     Le,
     Lt,
     MakeTuple,

@@ -14,7 +14,16 @@ from typing import Any
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import DynVar, Expr, MemRef, make_memref, scalar_type
-from pypto.ir.types import MemRefType, ScalarType, TensorType, TileType, TileView, TupleType, Type, UnknownType
+from pypto.ir.types import (
+    MemRefType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TileView,
+    TupleType,
+    Type,
+    UnknownType,
+)
 
 
 class AnnotationError(TypeError):

@@ -95,7 +95,7 @@ def _gemv_rule(name, with_acc=False, with_bias=False):
     def infer(args, kw):
         base = 1 if with_acc else 0
         a = expect_tile(name, args[base], "lhs")
-        b = expect_tile(name, args[base + 1], "rhs")
+        expect_tile(name, args[base + 1], "rhs")
         s = a.static_shape()
         if a.rank != 2 or (s is not None and s[0] != 1):
             raise OpError(f"{name}: lhs must be [1, K]")

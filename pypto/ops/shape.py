@@ -8,7 +8,16 @@ from pypto.ir.enums import PipeType
 from pypto.ir.types import TileType
 
 from .registry import arg, attr, define, unified
-from .typing import OpError, dims, expect_tensor, expect_tile, result_like, static_dim, static_dims, tile_result
+from .typing import (
+    OpError,
+    dims,
+    expect_tensor,
+    expect_tile,
+    result_like,
+    static_dim,
+    static_dims,
+    tile_result,
+)
 
 
 def _reshape_rule(name: str, level: str):
