@@ -32,7 +32,17 @@ from .printer import python_print
 from .span import Span
 from .stmt import *  # noqa: F403
 from .structural import StructuralMismatch, assert_structural_equal, structural_equal, structural_hash
-from .types import MemRefType, ScalarType, ShapedType, TensorType, TileType, TileView, TupleType, Type, UnknownType
+from .types import (
+    MemRefType,
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TileType,
+    TileView,
+    TupleType,
+    Type,
+    UnknownType,
+)
 from .visitor import IRMutator, IRVisitor
 
 # names served by upper layers (see the module docstring)

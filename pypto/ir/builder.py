@@ -25,6 +25,7 @@ ConstBool; lists and tuples become MakeTuple.
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
@@ -67,23 +68,28 @@ class BuilderError(Exception):
     yielding the wrong number of values, ...)."""
 
 
+@functools.lru_cache(maxsize=512)
+def _positions(code: Any) -> tuple:
+    try:
+        return tuple(code.co_positions())
+    except AttributeError:  # Python < 3.11: no column information
+        return ()
+
+
 def caller_span() -> Span:
     """The span of the first frame outside this module (the user's builder call)."""
     f = sys._getframe(1)
-    here = __file__
-    while f is not None and f.f_code.co_filename == here:
+    while f is not None and f.f_code.co_filename == __file__:
         f = f.f_back
     if f is None:
         return UNKNOWN_SPAN
-    line, col, end_line, end_col = f.f_lineno, 0, -1, -1
-    try:
-        pos = list(f.f_code.co_positions())[f.f_lasti // 2]
-        if pos[0] is not None:
-            line, end_line = pos[0], pos[1] if pos[1] is not None else -1
-            col, end_col = pos[2] or 0, pos[3] if pos[3] is not None else -1
-    except (AttributeError, IndexError):  # Python < 3.11 has no co_positions
-        pass
-    return Span(f.f_code.co_filename, line, col, end_line, end_col)
+    pos = _positions(f.f_code)
+    k = f.f_lasti // 2
+    if k < len(pos) and pos[k][0] is not None:
+        line, end_line, col, end_col = pos[k]
+        return Span(f.f_code.co_filename, line, col or 0, -1 if end_line is None else end_line,
+                    -1 if end_col is None else end_col)
+    return Span(f.f_code.co_filename, f.f_lineno, 0)
 
 
 def as_expr(v: Any, span: Span = UNKNOWN_SPAN) -> Expr:
@@ -102,34 +108,20 @@ def as_expr(v: Any, span: Span = UNKNOWN_SPAN) -> Expr:
 
 
 # ---------------------------------------------------------------------------------------------
-# frames: one per open construct
+# constructs: each open one owns a frame collecting its statements
 
 
 class _Frame:
-    """An open construct collecting statements. `owner` is the object the user holds."""
+    """The statements collected so far for an open construct (`owner`)."""
 
-    kind = "block"
-
-    def __init__(self, owner: Any) -> None:
+    def __init__(self, owner: _Construct) -> None:
         self.owner = owner
         self.stmts: list[Stmt] = []
-
-    def add(self, s: Stmt) -> None:
-        self.stmts.append(s)
-
-
-def _body(stmts: list[Stmt], span: Span) -> Stmt:
-    """A flat body: one statement as is, several (or none) as a SeqStmts."""
-    return seq(stmts, span)
-
-
-def _last(stmts: list[Stmt]) -> Stmt | None:
-    return stmts[-1] if stmts else None
 
 
 class _Construct:
     """Base of the objects returned by `ib.function`, `ib.for_loop`, ...: a context manager that
-    opens a frame on enter and builds its statement on a clean exit."""
+    opens a frame on enter and builds its node on a clean exit (`get_result()` returns it)."""
 
     what = "block"
 
@@ -137,31 +129,36 @@ class _Construct:
         self._ib = ib
         self.span = span
         self._frame: _Frame | None = None
-        self._done = False
+        self._result: Any = None
 
     def __enter__(self):
-        if self._frame is not None or self._done:
+        if self._frame is not None:
             raise BuilderError(f"this {self.what} was already entered")
         self._frame = _Frame(self)
-        self._ib._push(self._frame, self)
+        self._ib._frames.append(self._frame)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        frame = self._frame
         if exc_type is not None:  # unwind quietly: the user's exception is the one to see
-            self._ib._unwind_to(frame)
+            self._ib._unwind_to(self._frame)
             return False
-        self._ib._pop(frame, self)
-        self._done = True
-        self._close()
+        self._ib._pop(self._frame, self)
+        self._result = self._build(self._frame.stmts)
+        if isinstance(self._result, Stmt):
+            self._ib._target(type(self._result).__name__).stmts.append(self._result)
         return False
 
-    def _close(self) -> None:
+    @property
+    def is_open(self) -> bool:
+        return self._frame is not None and self._result is None
+
+    def _build(self, stmts: list[Stmt]) -> Any:
         raise NotImplementedError
 
-
-# ---------------------------------------------------------------------------------------------
-# program and function
+    def get_result(self) -> Any:
+        if self._result is None:
+            raise BuilderError(f"{self.what}: get_result() before its with block ended")
+        return self._result
 
 
 class ProgramBuilder(_Construct):
@@ -171,25 +168,16 @@ class ProgramBuilder(_Construct):
         super().__init__(ib, span)
         self.name = name
         self.functions: list[Function] = []
-        self._result: Program | None = None
 
     def add_function(self, fn: Function) -> Function:
         self.functions.append(fn)
         return fn
 
-    def global_var(self, name: str) -> GlobalVar:
-        return GlobalVar(name)
-
-    def _close(self) -> None:
+    def _build(self, stmts: list[Stmt]) -> Program:
         try:
-            self._result = Program(self.name, tuple(self.functions), span=self.span)
+            return Program(self.name, tuple(self.functions), span=self.span)
         except ValueError as e:
             raise BuilderError(str(e)) from None
-
-    def get_result(self) -> Program:
-        if self._result is None:
-            raise BuilderError(f"program {self.name}: get_result() before its with block ended")
-        return self._result
 
 
 class FunctionBuilder(_Construct):
@@ -202,11 +190,10 @@ class FunctionBuilder(_Construct):
         self.params: list[Var] = []
         self.directions: list[ParamDirection] = []
         self.return_types: list[Type] = []
-        self._result: Function | None = None
         self._program: ProgramBuilder | None = None
 
     def __enter__(self):
-        owner = self._ib._innermost_owner()
+        owner = self._ib._frames[-1].owner if self._ib._frames else None
         if owner is not None and not isinstance(owner, ProgramBuilder):
             raise BuilderError(f"function {self.name} opened inside a {owner.what}; functions nest only "
                                f"in a program")
@@ -218,9 +205,9 @@ class FunctionBuilder(_Construct):
         """Add a parameter (a name and type, or an existing Var) and return its Var."""
         if isinstance(name, Var):
             v = name
+        elif type is None:
+            raise BuilderError(f"parameter {name} needs a type")
         else:
-            if type is None:
-                raise BuilderError(f"parameter {name} needs a type")
             v = Var(name, type, span=caller_span())
         self.params.append(v)
         self.directions.append(direction)
@@ -229,20 +216,12 @@ class FunctionBuilder(_Construct):
     def return_type(self, t: Type) -> None:
         self.return_types.append(t)
 
-    def _close(self) -> None:
-        self._result = Function(self.name, tuple(self.params), tuple(self.directions), tuple(self.return_types),
-                                _body(self._frame.stmts, self.span), self.func_type, span=self.span)
+    def _build(self, stmts: list[Stmt]) -> Function:
+        fn = Function(self.name, tuple(self.params), tuple(self.directions), tuple(self.return_types),
+                      seq(stmts, self.span), self.func_type, span=self.span)
         if self._program is not None:
-            self._program.add_function(self._result)
-
-    def get_result(self) -> Function:
-        if self._result is None:
-            raise BuilderError(f"function {self.name}: get_result() before its with block ended")
-        return self._result
-
-
-# ---------------------------------------------------------------------------------------------
-# control flow
+            self._program.add_function(fn)
+        return fn
 
 
 class _Carrying(_Construct):
@@ -265,37 +244,28 @@ class _Carrying(_Construct):
         return None
 
     def _check_tail(self, stmts: list[Stmt], n: int, where: str) -> None:
-        last = _last(stmts)
+        last = stmts[-1] if stmts else None
         if n == 0:
             if isinstance(last, YieldStmt) and last.values:
-                raise BuilderError(f"{where} yields {len(last.values)} values but the {self.what} has no "
-                                   f"results")
-            return
-        if not isinstance(last, YieldStmt):
+                raise BuilderError(f"{where} yields {len(last.values)} values but the {self.what} has no results")
+        elif not isinstance(last, YieldStmt):
             raise BuilderError(f"{where} must end with ib.yield_(...) of {n} value(s)")
-        if len(last.values) != n:
+        elif len(last.values) != n:
             raise BuilderError(f"{where} yields {len(last.values)} value(s), expected {n}")
 
 
-class ForLoopBuilder(_Carrying):
-    what = "for loop"
+class _LoopBuilder(_Carrying):
+    """Common part of for and while loops: iter_args, and return vars typed like them."""
 
-    def __init__(self, ib: IRBuilder, var: Var, start: Expr, stop: Expr, step: Expr, kind: ForKind,
-                 chunk: int | None, chunk_policy: str, origin: LoopOrigin, span: Span) -> None:
+    def __init__(self, ib: IRBuilder, span: Span) -> None:
         super().__init__(ib, span)
-        self.var = var
-        self.start, self.stop, self.step = start, stop, step
-        self.kind, self.chunk, self.chunk_policy, self.origin = kind, chunk, chunk_policy, origin
         self.iter_args: list[IterArg] = []
-        self._result: ForStmt | None = None
-
-    @property
-    def loop_var(self) -> Var:
-        return self.var
 
     def iter_arg(self, name: str, init_value: Any, type: Type | None = None) -> IterArg:
-        init = as_expr(init_value, caller_span())
-        ia = IterArg(name, type if type is not None else init.type, init, span=caller_span())
+        """A loop-carried value starting at `init_value` (typed like it unless `type` is given)."""
+        sp = caller_span()
+        init = as_expr(init_value, sp)
+        ia = IterArg(name, type if type is not None else init.type, init, span=sp)
         self.iter_args.append(ia)
         return ia
 
@@ -313,38 +283,42 @@ class ForLoopBuilder(_Carrying):
     def expected_yield(self) -> int | None:
         return len(self.iter_args)
 
-    def _close(self) -> None:
+    def _results(self, stmts: list[Stmt]) -> tuple[tuple[IterArg, ...], tuple[Var, ...]]:
         if not self.return_vars:  # results not declared: name them after the iter_args
             self.return_vars = [Var(f"{ia.name}_out", ia.type, span=self.span) for ia in self.iter_args]
         if len(self.return_vars) != len(self.iter_args):
-            raise BuilderError(f"for loop has {len(self.iter_args)} iter_args but {len(self.return_vars)} "
+            raise BuilderError(f"{self.what} has {len(self.iter_args)} iter_args but {len(self.return_vars)} "
                                f"return vars")
-        self._check_tail(self._frame.stmts, len(self.iter_args), "for loop body")
-        self._result = ForStmt(self.var, self.start, self.stop, self.step, tuple(self.iter_args),
-                               _body(self._frame.stmts, self.span), tuple(self.return_vars), self.kind,
-                               self.chunk, self.chunk_policy, self.origin, span=self.span)
-        self._ib._emit_closed(self._result)
-
-    def get_result(self) -> ForStmt:
-        if self._result is None:
-            raise BuilderError("for loop: get_result() before its with block ended")
-        return self._result
+        self._check_tail(stmts, len(self.iter_args), f"{self.what} body")
+        return tuple(self.iter_args), tuple(self.return_vars)
 
 
-class WhileLoopBuilder(_Carrying):
+class ForLoopBuilder(_LoopBuilder):
+    what = "for loop"
+
+    def __init__(self, ib: IRBuilder, var: Var, bounds: tuple[Expr, Expr, Expr], kind: ForKind,
+                 chunk: int | None, chunk_policy: str, origin: LoopOrigin, span: Span) -> None:
+        super().__init__(ib, span)
+        self.var = var
+        self.start, self.stop, self.step = bounds
+        self.kind, self.chunk, self.chunk_policy, self.origin = kind, chunk, chunk_policy, origin
+
+    @property
+    def loop_var(self) -> Var:
+        return self.var
+
+    def _build(self, stmts: list[Stmt]) -> ForStmt:
+        iter_args, rets = self._results(stmts)
+        return ForStmt(self.var, self.start, self.stop, self.step, iter_args, seq(stmts, self.span), rets,
+                       self.kind, self.chunk, self.chunk_policy, self.origin, span=self.span)
+
+
+class WhileLoopBuilder(_LoopBuilder):
     what = "while loop"
 
     def __init__(self, ib: IRBuilder, condition: Expr | None, span: Span) -> None:
         super().__init__(ib, span)
         self.condition = condition
-        self.iter_args: list[IterArg] = []
-        self._result: WhileStmt | None = None
-
-    def iter_arg(self, name: str, init_value: Any, type: Type | None = None) -> IterArg:
-        init = as_expr(init_value, caller_span())
-        ia = IterArg(name, type if type is not None else init.type, init, span=caller_span())
-        self.iter_args.append(ia)
-        return ia
 
     def cond(self, condition: Any) -> None:
         """Set the loop condition (it may read the iter_args)."""
@@ -352,36 +326,11 @@ class WhileLoopBuilder(_Carrying):
 
     set_condition = cond
 
-    def return_var(self, name: str, type: Type | None = None) -> Var:
-        i = len(self.return_vars)
-        if type is None:
-            if i >= len(self.iter_args):
-                raise BuilderError(f"return var {name}: no iter_arg #{i} to take the type from; pass a type")
-            type = self.iter_args[i].type
-        v = Var(name, type, span=caller_span())
-        self.return_vars.append(v)
-        return v
-
-    def expected_yield(self) -> int | None:
-        return len(self.iter_args)
-
-    def _close(self) -> None:
+    def _build(self, stmts: list[Stmt]) -> WhileStmt:
         if self.condition is None:
             raise BuilderError("while loop has no condition: pass one to ib.while_loop(...) or call .cond(...)")
-        if not self.return_vars:
-            self.return_vars = [Var(f"{ia.name}_out", ia.type, span=self.span) for ia in self.iter_args]
-        if len(self.return_vars) != len(self.iter_args):
-            raise BuilderError(f"while loop has {len(self.iter_args)} iter_args but {len(self.return_vars)} "
-                               f"return vars")
-        self._check_tail(self._frame.stmts, len(self.iter_args), "while loop body")
-        self._result = WhileStmt(self.condition, tuple(self.iter_args), _body(self._frame.stmts, self.span),
-                                 tuple(self.return_vars), span=self.span)
-        self._ib._emit_closed(self._result)
-
-    def get_result(self) -> WhileStmt:
-        if self._result is None:
-            raise BuilderError("while loop: get_result() before its with block ended")
-        return self._result
+        iter_args, rets = self._results(stmts)
+        return WhileStmt(self.condition, iter_args, seq(stmts, self.span), rets, span=self.span)
 
 
 class _ElseBlock:
@@ -408,7 +357,6 @@ class IfBuilder(_Carrying):
         self.condition = condition
         self._then: list[Stmt] | None = None
         self._else_closed = False
-        self._result: IfStmt | None = None
 
     def return_var(self, name: str, type: Type) -> Var:
         v = Var(name, type, span=caller_span())
@@ -416,42 +364,28 @@ class IfBuilder(_Carrying):
         return v
 
     def else_(self) -> _ElseBlock:
-        if self._frame is None or self._done:
+        if not self.is_open:
             raise BuilderError("else_() must be called inside the if's with block")
         if self._then is not None:
             raise BuilderError("else_() called twice for the same if")
         if self._ib._frames[-1] is not self._frame:
             raise BuilderError("else_() called while an inner block is still open")
-        self._then = self._frame.stmts
-        self._frame.stmts = []
+        self._then, self._frame.stmts = self._frame.stmts, []
         return _ElseBlock(self)
 
     def expected_yield(self) -> int | None:
         return len(self.return_vars) if self.return_vars else None
 
-    def accepts_statements(self) -> bool:
-        return not self._else_closed
-
-    def _close(self) -> None:
+    def _build(self, stmts: list[Stmt]) -> IfStmt:
         n = len(self.return_vars)
-        if self._then is None:
-            then, els = self._frame.stmts, None
-        else:
-            then, els = self._then, self._frame.stmts
+        then, els = (stmts, None) if self._then is None else (self._then, stmts)
         if n and els is None:
             raise BuilderError(f"if with {n} return var(s) needs an else branch that yields them")
         self._check_tail(then, n, "then branch")
         if els is not None:
             self._check_tail(els, n, "else branch")
-        else_body = _body(els, self.span) if els is not None else None
-        self._result = IfStmt(self.condition, _body(then, self.span), else_body, tuple(self.return_vars),
-                              span=self.span)
-        self._ib._emit_closed(self._result)
-
-    def get_result(self) -> IfStmt:
-        if self._result is None:
-            raise BuilderError("if: get_result() before its with block ended")
-        return self._result
+        return IfStmt(self.condition, seq(then, self.span), seq(els, self.span) if els is not None else None,
+                      tuple(self.return_vars), span=self.span)
 
 
 class ScopeBuilder(_Construct):
@@ -460,16 +394,9 @@ class ScopeBuilder(_Construct):
     def __init__(self, ib: IRBuilder, kind: ScopeKind, span: Span) -> None:
         super().__init__(ib, span)
         self.kind = kind
-        self._result: ScopeStmt | None = None
 
-    def _close(self) -> None:
-        self._result = ScopeStmt(self.kind, _body(self._frame.stmts, self.span), span=self.span)
-        self._ib._emit_closed(self._result)
-
-    def get_result(self) -> ScopeStmt:
-        if self._result is None:
-            raise BuilderError("scope: get_result() before its with block ended")
-        return self._result
+    def _build(self, stmts: list[Stmt]) -> ScopeStmt:
+        return ScopeStmt(self.kind, seq(stmts, self.span), span=self.span)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,9 +410,6 @@ class IRBuilder:
         self._frames: list[_Frame] = []
 
     # -- frame stack
-    def _push(self, frame: _Frame, owner: _Construct) -> None:
-        self._frames.append(frame)
-
     def _pop(self, frame: _Frame | None, owner: _Construct) -> None:
         if not self._frames or self._frames[-1] is not frame:
             inner = self._frames[-1].owner.what if self._frames else "nothing"
@@ -494,32 +418,24 @@ class IRBuilder:
         self._frames.pop()
 
     def _unwind_to(self, frame: _Frame | None) -> None:
-        while self._frames:
-            f = self._frames.pop()
-            if f is frame:
-                break
-
-    def _innermost_owner(self) -> Any:
-        return self._frames[-1].owner if self._frames else None
+        while self._frames and self._frames.pop() is not frame:
+            pass
 
     def _in_function(self) -> bool:
         return any(isinstance(f.owner, FunctionBuilder) for f in self._frames)
 
     def _target(self, what: str) -> _Frame:
-        if not self._frames or not self._in_function():
+        """The frame new statements go to (raises when there is none)."""
+        if not self._in_function():
             raise BuilderError(f"{what} outside a function: open one with `with ib.function(...)`")
         frame = self._frames[-1]
-        owner = frame.owner
-        if isinstance(owner, IfBuilder) and not owner.accepts_statements():
+        if isinstance(frame.owner, IfBuilder) and frame.owner._else_closed:
             raise BuilderError(f"{what} after the else block closed, still inside the if")
         return frame
 
-    def _emit_closed(self, s: Stmt) -> None:
-        self._target(type(s).__name__).add(s)
-
-    def _open(self, c: _Construct, what: str) -> _Construct:
+    def _open(self, c: _Construct) -> Any:
         if not self._in_function():
-            raise BuilderError(f"{what} outside a function: open one with `with ib.function(...)`")
+            raise BuilderError(f"{c.what} outside a function: open one with `with ib.function(...)`")
         return c
 
     # -- constructs
@@ -536,27 +452,25 @@ class IRBuilder:
                  origin: LoopOrigin = LoopOrigin.Original) -> ForLoopBuilder:
         sp = caller_span()
         v = var if isinstance(var, Var) else Var(var, scalar_type(DataType.INDEX), span=sp)
-        c = ForLoopBuilder(self, v, as_expr(start, sp), as_expr(stop, sp), as_expr(step, sp), kind, chunk,
-                           chunk_policy, origin, sp)
-        return self._open(c, "for loop")  # type: ignore[return-value]
+        bounds = (as_expr(start, sp), as_expr(stop, sp), as_expr(step, sp))
+        return self._open(ForLoopBuilder(self, v, bounds, kind, chunk, chunk_policy, origin, sp))
 
     def while_loop(self, condition: Any = None) -> WhileLoopBuilder:
         sp = caller_span()
-        c = WhileLoopBuilder(self, None if condition is None else as_expr(condition, sp), sp)
-        return self._open(c, "while loop")  # type: ignore[return-value]
+        return self._open(WhileLoopBuilder(self, None if condition is None else as_expr(condition, sp), sp))
 
     def if_stmt(self, condition: Any) -> IfBuilder:
         sp = caller_span()
-        return self._open(IfBuilder(self, as_expr(condition, sp), sp), "if")  # type: ignore[return-value]
+        return self._open(IfBuilder(self, as_expr(condition, sp), sp))
 
     def scope(self, kind: ScopeKind = ScopeKind.InCore) -> ScopeBuilder:
-        return self._open(ScopeBuilder(self, kind, caller_span()), "scope")  # type: ignore[return-value]
+        return self._open(ScopeBuilder(self, kind, caller_span()))
 
     # -- statements
     def emit(self, stmt: Stmt) -> Stmt:
         if not isinstance(stmt, Stmt):
             raise BuilderError(f"emit() takes a statement, got {type(stmt).__name__}")
-        self._target("emit").add(stmt)
+        self._target("emit").stmts.append(stmt)
         return stmt
 
     def var(self, name: str, type: Type) -> Var:
@@ -571,18 +485,18 @@ class IRBuilder:
         if t is None:
             raise BuilderError(f"let {name}: the value has no type; pass type=")
         v = Var(name, t, span=sp)
-        self._target(f"let {name}").add(AssignStmt(v, e, span=sp))
+        self._target(f"let {name}").stmts.append(AssignStmt(v, e, span=sp))
         return v
 
     def assign(self, var: Var, value: Any) -> Var:
         sp = caller_span()
-        self._target(f"assign {var.name}").add(AssignStmt(var, as_expr(value, sp), span=sp))
+        self._target(f"assign {var.name}").stmts.append(AssignStmt(var, as_expr(value, sp), span=sp))
         return var
 
     def eval(self, expr: Any) -> EvalStmt:
         sp = caller_span()
         s = EvalStmt(as_expr(expr, sp), span=sp)
-        self._target("eval").add(s)
+        self._target("eval").stmts.append(s)
         return s
 
     def yield_(self, *values: Any) -> YieldStmt:
@@ -596,25 +510,25 @@ class IRBuilder:
         if n is not None and n != len(values):
             raise BuilderError(f"yield_ of {len(values)} value(s) in a {owner.what} expecting {n}")
         s = YieldStmt(tuple(as_expr(v, sp) for v in values), span=sp)
-        frame.add(s)
+        frame.stmts.append(s)
         return s
 
     def return_(self, *values: Any) -> ReturnStmt:
         sp = caller_span()
         s = ReturnStmt(tuple(as_expr(v, sp) for v in values), span=sp)
-        self._target("return_").add(s)
+        self._target("return_").stmts.append(s)
         return s
 
     return_stmt = return_
 
     def break_(self) -> BreakStmt:
         s = BreakStmt(span=caller_span())
-        self._target("break_").add(s)
+        self._target("break_").stmts.append(s)
         return s
 
     def continue_(self) -> ContinueStmt:
         s = ContinueStmt(span=caller_span())
-        self._target("continue_").add(s)
+        self._target("continue_").stmts.append(s)
         return s
 
     # -- expressions
@@ -635,8 +549,7 @@ class IRBuilder:
                     raise BuilderError(f"call of {callee.name}: no such function built yet; pass type=")
                 type = _returns(fn.return_types)
             return Call(callee, arg_exprs, tuple((kwargs or {}).items()), type, span=sp)
-        import pypto.ops  # noqa: F401  (registers the operators; pypto.ir must not import it at load time)
-
+        # operators are registered when the `pypto` package is imported (it imports pypto.ops)
         from .op import OpError, create_op_call
 
         try:

@@ -43,6 +43,9 @@ class Program(Node):
     span: Span = span_field()
 
     def __post_init__(self):
+        for f in self.functions:
+            if not isinstance(f, Function):
+                raise TypeError(f"program {self.name}: expected Function objects, got {type(f).__name__}")
         fns = tuple(sorted(self.functions, key=lambda f: f.name))
         names = [f.name for f in fns]
         dup = {n for n in names if names.count(n) > 1}

@@ -359,8 +359,7 @@ class _Reader:
     def _op(self, v: list) -> Op:
         if len(v) != 2 or not isinstance(v[1], str):
             raise DeserializationError(f"{self.where}: malformed operator {v!r}")
-        import pypto.ops  # noqa: F401  (registers the operators; kept lazy: pypto.ir must not import it)
-
+        # operators are registered when the `pypto` package is imported (it imports pypto.ops)
         from .op import OpError, get_op
 
         try:

@@ -223,7 +223,8 @@ class _Context:
         self._scopes: dict[int, _ScopeWalk] = {}
 
     def report(self, rule: Rule, code: int, message: str, node: Any, stmt: Stmt | None, unit: _Unit) -> None:
-        span = getattr(node, "span", None)
+        # a Var's own span is its definition; a fault at a use is located by the statement
+        span = getattr(node, "span", None) if not (isinstance(node, Var) and stmt is not None) else None
         if not isinstance(span, Span) or not span.is_known:
             span = stmt.span if stmt is not None else None
         if (span is None or not span.is_known) and unit.function is not None:
@@ -256,6 +257,7 @@ class _ScopeWalk:
         self.out_of_scope: list[tuple[Var, Node, Stmt | None, str]] = []
         self.undefined: list[tuple[Var, Node, Stmt | None, str]] = []
         self.bound_dyn: set[Var] = set()
+        self.reported: set[Var] = set()
         if unit.function is not None:
             for p in unit.function.params:
                 self.define(p, None)
@@ -277,18 +279,22 @@ class _ScopeWalk:
         return any(v in sc for sc in reversed(self.scopes))
 
     def use(self, v: Var, node: Node, s: Stmt | None, note: str = "") -> None:
-        if self.visible(v):
+        """Record a faulty use; each variable is reported once (at its first faulty use)."""
+        if self.visible(v) or v in self.reported:
             return
         if isinstance(v, DynVar):
             if v not in self.bound_dyn and self.strict:
                 self.undefined.append((v, node, s, "dynamic dimension"))
+                self.reported.add(v)
             return
         if isinstance(v, MemRef) and v not in self.allocs:
             return  # a memref without an alloc statement is defined implicitly by its type
         if v in self.ever:
             self.out_of_scope.append((v, node, s, note))
+            self.reported.add(v)
         elif self.strict or v in self.tree_defs:
             self.undefined.append((v, node, s, note))
+            self.reported.add(v)
 
     def exprs(self, s: Stmt, exprs: list[Expr]) -> None:
         for e in exprs:
@@ -407,7 +413,8 @@ class SSAVerify(Rule):
             else:
                 want = len(owner.return_vars) if isinstance(owner, IfStmt) else len(owner.iter_args)
                 if len(s.values) != want:
-                    ctx.report(self, 5, f"yield_ of {len(s.values)} value(s) in a {_CONSTRUCT[type(owner)]} "
+                    article = "an" if isinstance(owner, IfStmt) else "a"
+                    ctx.report(self, 5, f"yield_ of {len(s.values)} value(s) in {article} {_CONSTRUCT[type(owner)]} "
                                f"expecting {want}", s, s, unit)
         inner = enclosing + [s] if isinstance(s, (ForStmt, WhileStmt, IfStmt)) else enclosing
         for c in _children(s):
@@ -606,8 +613,9 @@ class TypeCheck(Rule):
             self._calls(e, s)
         if isinstance(s, AssignStmt):
             vt = _type_of(s.value)
-            if vt is None:
-                self._report(101, f"the value assigned to {s.var.name} has no valid type", s.value, s)
+            if vt is None:  # untyped calls and bad tuple indices were reported by _calls already
+                if not isinstance(s.value, (Call, TupleGetItem)):
+                    self._report(101, f"the value assigned to {s.var.name} has no valid type", s.value, s)
             else:
                 self._fits(s.var.type, vt, f"{s.var.name} is declared with another type than its value", s.var, s)
         elif isinstance(s, (IfStmt, WhileStmt)):
@@ -780,7 +788,7 @@ def stmt_line(s: Stmt) -> str:
         return f"if {expr_text(s.condition)}:" + (f"  # -> {_names(s.return_vars)}" if s.return_vars else "")
     if isinstance(s, ForStmt):
         init = ", ".join(expr_text(ia.init_value) for ia in s.iter_args)
-        carried = f", ({_names(s.iter_args)}) in range(" if s.iter_args else " in range("
+        carried = f", ({_names(s.iter_args)},) in range(" if s.iter_args else " in range("
         tail = f", init_values=({init},)):  # -> {_names(s.return_vars)}" if s.iter_args else "):"
         kind = "" if s.kind is ForKind.Sequential else f"  # {s.kind.name}"
         return (f"for {s.loop_var.name}{carried}{expr_text(s.start)}, {expr_text(s.stop)}, "

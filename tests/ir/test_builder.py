@@ -6,7 +6,19 @@ import pypto.ops  # noqa: F401  (registers operators)
 from pypto.ir.builder import BuilderError, IRBuilder, as_expr
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import ForKind, FunctionType, MemorySpace, ParamDirection, ScopeKind
-from pypto.ir.expr import Add, Call, ConstBool, ConstFloat, ConstInt, Eq, GlobalVar, IterArg, Lt, MakeTuple, Var
+from pypto.ir.expr import (
+    Add,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    Eq,
+    GlobalVar,
+    IterArg,
+    Lt,
+    MakeTuple,
+    Var,
+)
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,

@@ -458,3 +458,15 @@ def test_unserializable_values():
     with pytest.raises(SerializationError, match="IR node"):
         serialize(42)
     assert issubclass(DeserializationError, ValueError)
+
+
+def test_dynamic_dim_shared_across_functions():
+    M = DynVar("M", ScalarType(INDEX))
+    fns = []
+    for name in ("f", "g"):
+        a = Var("a", T(M, 8))
+        fns.append(Function(name, (a,), (), (a.type,), ReturnStmt((a,))))
+    back = roundtrip(Program("P", tuple(fns)))
+    f, g = back.functions
+    assert f.params[0].type.shape[0] is g.params[0].type.shape[0]
+    assert isinstance(f.params[0].type.shape[0], DynVar)
