@@ -3,6 +3,7 @@
 `pypto.config.cache_dir`   where compiled kernels and runtimes are cached
 `pypto.config.cxx`         the C++ compiler to use (default: $CXX, else g++, else clang++)
 `pypto.config.num_workers` default number of runtime workers (default: the machine's cores)
+`pypto.config.verify_every_pass`  verify the IR after every pass of ir.compile (tests do)
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class Config:
     cxx: str | None = field(default_factory=lambda: os.environ.get("CXX") or None)
     num_workers: int = field(default_factory=_default_workers)
     verbose: bool = False
+    # run the IR verifier after every pass of ir.compile (the test suite turns this on)
+    verify_every_pass: bool = False
 
 
 config = Config()

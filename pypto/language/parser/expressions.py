@@ -286,7 +286,11 @@ class ExprParser(OpCaller):
                 return self.shaped_subscript(base, node)
             raise ParserTypeError(f"cannot index {self.describe(base)}", sp)
         idx = self.eval(node.slice)
-        if isinstance(idx, Expr) or (isinstance(idx, tuple) and any(isinstance(i, Expr) for i in idx)):
+        from .. import annotations as ann
+
+        is_annotation = base in (ann.Tensor, ann.Tile, ann.Scalar, ann.Out, ann.InOut, ann.Tuple)
+        if not is_annotation and (isinstance(idx, Expr) or (isinstance(idx, tuple)
+                                                             and any(isinstance(i, Expr) for i in idx))):
             raise ParserTypeError("cannot index a Python value with an IR value", sp)
         try:
             return base[idx]

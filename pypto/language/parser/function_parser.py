@@ -44,7 +44,8 @@ from pypto.ir.stmt import (
     seq,
 )
 from pypto.ir.structural import structural_equal
-from pypto.ir.types import MemRefType, ScalarType, TupleType, Type
+from pypto.ir.node import replace
+from pypto.ir.types import MemRefType, ScalarType, TileType, TupleType, Type
 from pypto.ops.registry import lookup_dsl
 
 from ..annotations import AnnotationError, DirectionAnn, to_ir_type
@@ -447,6 +448,8 @@ class FunctionParser(ExprParser):
                 t = ann
             else:
                 check_compatible(ann, t, sp, f"'{name}'")
+                if isinstance(ann, TileType) and isinstance(t, TileType) and ann.memref is not None:
+                    t = replace(t, memref=ann.memref)  # the buffer is not inferable: it comes from the text
         var = self.bind_var(name, t, sp)
         self.emit(AssignStmt(var, value, span=self.span(node)))
         return var

@@ -1,0 +1,288 @@
+"""Block-level op calls -> PTO instructions (one function per special case, a generic DPS rule for
+the rest, driven by the registry's `OpDef.pto`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pypto.ir import expr as E
+from pypto.ir.diagnostics import CompileError
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import CastMode, CmpType, PadValue, PipeType
+from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ops.registry import OpDef
+from pypto.pto.model import EnumAttr, Op, PartitionViewT, ScalarT, Value
+
+from .scalars import PTO_DTYPE, pto_scalar
+
+if TYPE_CHECKING:
+    from .kernel import KernelCodegen
+
+_CMP = {CmpType.EQ: "eq", CmpType.NE: "ne", CmpType.LT: "lt", CmpType.LE: "le", CmpType.GT: "gt",
+        CmpType.GE: "ge"}
+_ROUND = {CastMode.none: "NONE", CastMode.rint: "RINT", CastMode.round: "ROUND", CastMode.floor: "FLOOR",
+          CastMode.ceil: "CEIL", CastMode.trunc: "TRUNC", CastMode.odd: "ODD"}
+_PAD = {PadValue.null: "zero", PadValue.zero: "zero", PadValue.max: "max", PadValue.min: "min"}
+
+
+def _pipe(p: PipeType) -> EnumAttr:
+    return EnumAttr("pto", f"pipe PIPE_{p.name}")
+
+
+def emit_op(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    op = c.op
+    name = op.name
+    handler = _SPECIAL.get(name)
+    if handler is not None:
+        handler(cg, c, result)
+        return
+    if name.startswith("tensor."):
+        raise CompileError(f"kernel {cg.fn.name}: tensor op {name} inside a kernel was not converted to tile ops",
+                           c.span, hint="ConvertTensorToBlockOps handles this; is the pipeline complete?")
+    if not isinstance(op, OpDef) or not op.pto:
+        raise CompileError(f"kernel {cg.fn.name}: {name} has no PTO instruction", c.span)
+    generic(cg, c, result, f"pto.{op.pto}")
+
+
+def _dst(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> Value:
+    if result is None or not isinstance(result.type, TileType):
+        raise CompileError(f"{c.op.name} must be assigned to a tile variable", c.span)
+    return cg.tile(result, True)
+
+
+def _operand(cg: KernelCodegen, e: E.Expr) -> Value | None:
+    t = e.type
+    if isinstance(t, TileType):
+        assert isinstance(e, E.Var)
+        return cg.tile(e)
+    if isinstance(t, ScalarType):
+        return cg.sc.expr(e)
+    return None  # shapes / offsets are not instruction operands
+
+
+def generic(cg: KernelCodegen, c: E.Call, result: E.Var | None, pto_name: str) -> None:
+    ins = [v for v in (_operand(cg, a) for a in c.args) if v is not None]
+    attrs = {}
+    for k, v in c.kwargs:
+        if k == "cmp_type":
+            attrs["cmpMode"] = EnumAttr("pto", f"cmp {_CMP[v]}")
+        elif k == "mode":
+            attrs["rmode"] = EnumAttr("pto", f"round_mode {_ROUND[v]}")
+        elif k == "pad_value":
+            attrs["pad"] = EnumAttr("pto", f"pad {_PAD[v]}")
+        elif k == "transpose" and v:
+            attrs["transpose"] = True
+    cg.emit(Op(pto_name, ins=ins, outs=[_dst(cg, c, result)], attrs=attrs))
+
+
+# ---- memory --------------------------------------------------------------------------------
+
+
+def _partition(cg: KernelCodegen, tensor: E.Expr, offsets: E.Expr, sizes: list[E.Expr], span) -> Value:
+    if not isinstance(tensor, E.Var) or tensor not in cg.views:
+        raise CompileError(f"kernel {cg.fn.name}: the tensor of a load/store must be a parameter", span)
+    tv = cg.views[tensor]
+    assert isinstance(offsets, E.MakeTuple)
+    offs = [cg.sc.expr(o, DataType.INDEX) for o in offsets.elements]
+    szs = [cg.sc.expr(s, DataType.INDEX) for s in sizes]
+    shape = tuple(s.value if isinstance(s, E.ConstInt) else None for s in sizes)
+    t = tensor.type
+    assert isinstance(t, TensorType)
+    pv = Value(cg.names.fresh("pv"), PartitionViewT(shape, PTO_DTYPE[t.dtype]))
+    cg.emit(Op("pto.partition_view", [pv], [tv, *offs, *szs]))
+    return pv
+
+
+def _load(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    tensor, offsets, shapes = c.args[0], c.args[1], c.args[2]
+    valid = c.args[3] if len(c.args) > 3 else shapes
+    assert isinstance(valid, E.MakeTuple)
+    pv = _partition(cg, tensor, offsets, list(valid.elements), c.span)
+    dst = _dst(cg, c, result)
+    attrs = {"transpose": True} if c.kwarg("transpose") else {}
+    cg.emit(Op("pto.tload", ins=[pv], outs=[dst], attrs=attrs))
+
+
+def _store(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    tile, offsets, out = c.args[0], c.args[1], c.args[2]
+    tt = tile.type
+    assert isinstance(tt, TileType) and isinstance(tile, E.Var)
+    ot = out.type
+    assert isinstance(ot, TensorType)
+    if len(c.args) > 3:  # store a tile into a tensor of another rank: the window is `shapes`
+        if tt.valid_shape != tt.shape:
+            raise CompileError("storing a partially valid tile with shapes=[...] is not supported", c.span)
+        shapes = c.args[3]
+        assert isinstance(shapes, E.MakeTuple)
+        sizes = list(shapes.elements)
+    elif tt.rank == ot.rank:
+        sizes = list(tt.valid_shape)
+    else:
+        raise CompileError("store needs shapes=[...] when the tile and tensor ranks differ", c.span)
+    pv = _partition(cg, out, offsets, sizes, c.span)
+    cg.emit(Op("pto.tstore", ins=[cg.tile(tile)], outs=[pv]))
+    if result is not None:
+        cg.alias_tensor(result, out)
+
+
+def _create(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    _dst(cg, c, result)  # an uninitialised buffer: only the allocation
+
+
+def _full(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    dst = _dst(cg, c, result)
+    dt = result.type.dtype  # type: ignore[union-attr]
+    value = c.kwarg("value")
+    s = cg.sc.const(float(value) if dt.is_float else int(value), dt)
+    cg.emit(Op("pto.texpands", ins=[s], outs=[dst]))
+
+
+def _reshape(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    src = c.args[0]
+    assert isinstance(src, E.Var)
+    if result is not None and isinstance(result.type, TileType) and result.type.memref is src.type.memref:
+        cg.tile(result, True)  # same bytes, another shape: an alias at the same address
+        return
+    generic(cg, c, result, "pto.treshape")
+
+
+def _two_d_offsets(cg: KernelCodegen, offsets: E.Expr, span) -> tuple[Value, Value]:
+    assert isinstance(offsets, E.MakeTuple)
+    el = offsets.elements
+    if len(el) == 1:
+        return cg.sc.index(0), cg.sc.expr(el[0], DataType.INDEX)
+    for o in el[:-2]:
+        if not (isinstance(o, E.ConstInt) and o.value == 0):
+            raise CompileError("tile windows of rank > 2 need zero offsets in the leading dimensions", span)
+    return cg.sc.expr(el[-2], DataType.INDEX), cg.sc.expr(el[-1], DataType.INDEX)
+
+
+def _view(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    src = c.args[0]
+    r, col = _two_d_offsets(cg, c.args[2], c.span)
+    cg.emit(Op("pto.textract", ins=[_operand(cg, src), r, col], outs=[_dst(cg, c, result)]))
+
+
+def _assemble(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    target, source = c.args[0], c.args[1]
+    dst = _dst(cg, c, result)
+    assert isinstance(target, E.Var) and result is not None
+    if target.type.memref is not result.type.memref:  # type: ignore[union-attr]
+        cg.emit(Op("pto.tmov", ins=[cg.tile(target)], outs=[dst]))
+    r, col = _two_d_offsets(cg, c.args[2], c.span)
+    cg.emit(Op("pto.tinsert", ins=[_operand(cg, source), r, col], outs=[dst]))
+
+
+def _index_pair(cg: KernelCodegen, idx: E.Expr, t: TileType, span) -> tuple[Value, Value]:
+    assert isinstance(idx, E.MakeTuple)
+    el = [cg.sc.expr(i, DataType.INDEX) for i in idx.elements]
+    shape = t.static_shape() or ()
+    if len(el) == 1:
+        return cg.sc.index(0), el[0]
+    row = el[0]
+    for k in range(1, len(el) - 1):  # flatten leading indices into the 2-D row
+        m = cg.sc.new(DataType.INDEX, "r")
+        cg.emit(Op("arith.muli", [m], [row, cg.sc.index(shape[k])]))
+        a = cg.sc.new(DataType.INDEX, "r")
+        cg.emit(Op("arith.addi", [a], [m, el[k]]))
+        row = a
+    return row, el[-1]
+
+
+def _read(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    tile = c.args[0]
+    assert isinstance(tile, E.Var) and isinstance(tile.type, TileType) and result is not None
+    r, col = _index_pair(cg, c.args[1], tile.type, c.span)
+    v = Value(cg.names.fresh(result.name), pto_scalar(tile.type.dtype))
+    cg.emit(Op("pto.tgetval", [v], [cg.tile(tile), r, col]))
+    cg.values[result] = v
+
+
+def _write(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    tile = c.args[0]
+    assert isinstance(tile, E.Var) and isinstance(tile.type, TileType)
+    r, col = _index_pair(cg, c.args[1], tile.type, c.span)
+    val = cg.sc.expr(c.args[2], tile.type.dtype)
+    cg.emit(Op("pto.tsetval", ins=[val, r, col], outs=[cg.tile(tile)]))
+
+
+def _block_idx(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    assert result is not None
+    v = Value(cg.names.fresh(result.name), ScalarT("ui64"))
+    cg.emit(Op("pto.get_block_idx", [v]))
+    cg.values[result] = v
+
+
+def _axis_reduce(kind: str):
+    def handler(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+        src = c.args[0]
+        st = src.type
+        assert isinstance(st, TileType)
+        axis = c.kwarg("axis")
+        if axis is None:
+            raise CompileError(f"block.{kind} over all axes is not supported by tile code", c.span,
+                               hint=f"reduce rows then columns: pl.row_{kind}(...) then pl.col_{kind}(...)")
+        ax = axis % st.rank
+        if ax == st.rank - 1:
+            generic(cg, c, result, f"pto.trow{kind}")
+        elif st.rank == 2 and ax == 0:
+            generic(cg, c, result, f"pto.tcol{kind}")
+        else:
+            raise CompileError(f"block.{kind} over axis {axis} of a rank-{st.rank} tile is not supported", c.span)
+    return handler
+
+
+def _sync(kind: str):
+    def handler(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+        attrs = {"set_pipe": _pipe(c.kwarg("set_pipe")), "wait_pipe": _pipe(c.kwarg("wait_pipe")),
+                 "event_id": int(c.kwarg("event_id"))}
+        cg.emit(Op(f"pto.{kind}", attrs=attrs))
+    return handler
+
+
+def _barrier(pipe: PipeType):
+    def handler(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+        cg.emit(Op("pto.pipe_barrier", attrs={"pipe": _pipe(pipe)}))
+    return handler
+
+
+def _tensor_dim(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    t = c.args[0]
+    assert isinstance(t, E.Var) and result is not None
+    tt = t.type
+    assert isinstance(tt, TensorType)
+    ax = c.kwarg("axis") % tt.rank
+    d = tt.shape[ax]
+    if isinstance(d, E.ConstInt):
+        cg.values[result] = cg.sc.index(d.value)
+        return
+    p = cg.param_of.get(t)
+    if p is None or (p, "dim", ax) not in cg.runtime:
+        raise CompileError("tensor.dim of a tensor that is not a parameter", c.span)
+    cg.values[result] = cg.runtime[(p, "dim", ax)]
+
+
+_SPECIAL = {
+    "block.alloc": lambda cg, c, r: None,
+    "block.load": _load,
+    "block.store": _store,
+    "block.create_tile": _create,
+    "block.full": _full,
+    "block.reshape": _reshape,
+    "block.view": _view,
+    "block.assemble": _assemble,
+    "block.read": _read,
+    "block.write": _write,
+    "block.get_block_idx": _block_idx,
+    "block.sum": _axis_reduce("sum"),
+    "block.max": _axis_reduce("max"),
+    "block.min": _axis_reduce("min"),
+    "system.sync_src": _sync("set_flag"),
+    "system.sync_dst": _sync("wait_flag"),
+    "system.bar_v": _barrier(PipeType.V),
+    "system.bar_m": _barrier(PipeType.M),
+    "system.bar_all": _barrier(PipeType.ALL),
+    "tensor.dim": _tensor_dim,
+}
+
+__all__ = ["emit_op"]

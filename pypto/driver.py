@@ -1,0 +1,173 @@
+"""`ir.compile`: frontend IR -> passes -> PTO code -> (CPU) native code; returns a compiled program.
+
+The compiled program is the output directory's path (a `str`, and `os.PathLike`, so code that
+treats `ir.compile(...)` as a path keeps working) and it is callable: `compiled(*args)` runs the
+program on the CPU (or, with `config=RunConfig(platform="interp")`, in the NumPy interpreter).
+
+Output directory layout:
+
+    passes_dump/00_frontend.py, NN_after_<Pass>.py   (dump_passes=True)
+    kernels/<kernel>.pto                             one PTO module per InCore kernel
+    orchestration/<entry>.pto                        the task program
+    report/memory.json                               buffers per kernel and memory space
+    native/<program>.cpp                             generated C++ (CPU target)
+    compile_report.json                              timings per stage
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pypto.backend.target import BackendType, target_for
+from pypto.ir.function import Function, Program
+from pypto.passes.base import PassContext
+from pypto.passes.pass_manager import OptimizationStrategy, PassManager, VerificationLevel
+
+_COUNTER = itertools.count()
+
+
+def _default_dir(name: str) -> Path:
+    stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
+    base = Path("build_output") / f"{name}_{stamp}"
+    path = base
+    while path.exists():
+        path = Path(f"{base}_{next(_COUNTER)}")
+    return path
+
+
+def _as_program(node: Program | Function) -> Program:
+    if isinstance(node, Program):
+        return node
+    if isinstance(node, Function):
+        from pypto.language.decorators import function_deps
+
+        return Program(node.name, (node, *function_deps(node)), span=node.span)
+    raise TypeError(f"ir.compile takes a Program or a Function, got {type(node).__name__}")
+
+
+def _parse_strategy(s: Any) -> OptimizationStrategy:
+    if isinstance(s, OptimizationStrategy):
+        return s
+    if isinstance(s, str) and s in OptimizationStrategy.__members__:
+        return OptimizationStrategy[s]
+    raise ValueError(f"unknown strategy {s!r}; choose one of {', '.join(OptimizationStrategy.__members__)}")
+
+
+def _parse_level(v: Any) -> VerificationLevel:
+    from pypto.config import config
+
+    if v is None:
+        return VerificationLevel.ALL if config.verify_every_pass else VerificationLevel.BASIC
+    if isinstance(v, VerificationLevel):
+        return v
+    if isinstance(v, str) and v.upper() in VerificationLevel.__members__:
+        return VerificationLevel[v.upper()]
+    raise ValueError(f"unknown verification level {v!r}")
+
+
+def compile(program: Program | Function, output_dir: str | os.PathLike | None = None,  # noqa: A001
+            strategy: OptimizationStrategy | str = OptimizationStrategy.Default, dump_passes: bool = False,
+            backend_type: BackendType | str = BackendType.PTO, skip_ptoas: bool = False,
+            verification_level: VerificationLevel | str | None = None, **options: Any) -> CompiledProgram:
+    """Compile a `pl` program. See the module docstring for what the output directory holds."""
+    if options:
+        raise TypeError(f"ir.compile got unexpected option(s): {', '.join(sorted(options))}")
+    from pypto.language import parse as pl_parse
+
+    t0 = time.perf_counter()
+    prog = _as_program(program)
+    strategy = _parse_strategy(strategy)
+    if isinstance(backend_type, str):
+        backend_type = BackendType[backend_type]
+    out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
+    out.mkdir(parents=True, exist_ok=True)
+    target = target_for(backend_type)
+    ctx = PassContext(target=target, backend_type=backend_type, output_dir=out)
+    pm = PassManager.get_strategy(strategy, verification_level=_parse_level(verification_level), reparse=pl_parse)
+    lowered = pm.run_passes(prog, dump_ir=dump_passes, output_dir=out, ctx=ctx)
+    t_passes = time.perf_counter()
+
+    from pypto.codegen import generate
+    from pypto.pto.printer import print_module
+
+    cg = generate(lowered, target.arch)
+    (out / "kernels").mkdir(exist_ok=True)
+    for name, mod in cg.kernels.items():
+        (out / "kernels" / f"{name}.pto").write_text(print_module(mod))
+    if cg.orchestration is not None:
+        (out / "orchestration").mkdir(exist_ok=True)
+        (out / "orchestration" / f"{cg.entry}.pto").write_text(print_module(cg.orchestration))
+    t_codegen = time.perf_counter()
+
+    compiled = CompiledProgram(out)
+    compiled._init(prog.name, cg.entry, lowered, target, backend_type, strategy)
+    timings = {"passes_s": t_passes - t0, "codegen_s": t_codegen - t_passes,
+               "passes": [{"name": r.name, "s": r.seconds} for r in pm.records]}
+    if not skip_ptoas:
+        t1 = time.perf_counter()
+        compiled._build()
+        timings["native_s"] = time.perf_counter() - t1
+    timings["total_s"] = time.perf_counter() - t0
+    (out / "compile_report.json").write_text(json.dumps(timings, indent=2))
+    compiled.timings = timings
+    return compiled
+
+
+class CompiledProgram(str):
+    """A compiled program: its output directory (as a `str` / `os.PathLike`) and a callable."""
+
+    def __new__(cls, path: str | os.PathLike) -> CompiledProgram:
+        return super().__new__(cls, os.fspath(path))
+
+    def _init(self, name: str, entry: str, program: Program, target, backend_type: BackendType,
+              strategy: OptimizationStrategy) -> None:
+        self.name = name
+        self.entry = entry
+        self.program = program
+        self.target = target
+        self.backend_type = backend_type
+        self.strategy = strategy
+        self.timings: dict[str, Any] = {}
+        self._native = None
+        self._signature = None
+
+    # ---- paths -------------------------------------------------------------------------------
+
+    def __fspath__(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(str.__str__(self))
+
+    def pto_files(self) -> dict[str, Path]:
+        """Kernel name -> its .pto file (plus the orchestration under its entry name)."""
+        files = {p.stem: p for p in sorted((self.output_dir / "kernels").glob("*.pto"))}
+        for p in sorted((self.output_dir / "orchestration").glob("*.pto")):
+            files[p.stem] = p
+        return files
+
+    # ---- running -----------------------------------------------------------------------------
+
+    def _build(self):
+        from pypto.backend.cpu import build_program
+
+        self._native = build_program(self.output_dir, self.name, self.entry)
+        return self._native
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        from pypto.backend.launch import run_compiled
+
+        return run_compiled(self, args, config)
+
+    def __repr__(self) -> str:
+        return f"CompiledProgram({self.name!r} at {str.__str__(self)!r})"
+
+
+__all__ = ["CompiledProgram", "compile"]
