@@ -288,7 +288,7 @@ def cast_reference(x, *, target_type: DataType, mode: CastMode = CastMode.round)
     if nm.is_float_array(xu) and (target_type.is_int or target_type.is_bool):
         if target_type.is_bool:
             return xu != 0
-        r = _ROUND[mode](xu)
+        r = _ROUND[mode](xu.astype(np.float64))  # float64: the int range limits are exact there
         info = np.iinfo(dst) if dst.kind in "iu" else None
         if info is not None:
             r = np.clip(np.nan_to_num(r, nan=0), info.min, info.max)

@@ -16,6 +16,7 @@
 #define PTO_INLINE inline __attribute__((always_inline))
 #define PTO_NOINLINE __attribute__((noinline))
 #define PTO_RESTRICT __restrict__
+#define PTO_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace pto {
 

@@ -35,7 +35,11 @@ template <class U, class V> using rebind_t =
 
 template <class V> PTO_INLINE V splat(lane_t<V> s) {
   if constexpr (std::is_arithmetic_v<V>) return s;
-  else { V v = {}; return v + s; }
+  else {
+    // "s - V{}" folds to a single broadcast (x - 0.0 == x in every IEEE case); "V{} + s" does not
+    // (-0.0 + 0.0 is +0.0), and would cost an extra add per splat inside kernels.
+    return s - V{};
+  }
 }
 
 // Lane-wise conversion (value conversion, like static_cast per lane).
@@ -78,7 +82,7 @@ template <class V> PTO_INLINE V vabs(V a) {
   } else if constexpr (std::is_signed_v<L>) {
     using U = std::make_unsigned_t<L>;
     auto u = as<U>(a);
-    return as<L>(select(a < 0, U(0) - u, u));
+    return as<L>(select(a < 0, rebind_t<U, V>(U(0) - u), u));
   } else return a;
 }
 // Wrapping integer arithmetic (done in the unsigned type so overflow is defined).
@@ -86,24 +90,24 @@ template <class V> PTO_INLINE V wadd(V a, V b) {
   using L = lane_t<V>;
   if constexpr (std::is_integral_v<L> && std::is_signed_v<L>) {
     using U = std::make_unsigned_t<L>;
-    return as<L>(as<U>(a) + as<U>(b));
+    return as<L>(rebind_t<U, V>(as<U>(a) + as<U>(b)));
   } else return a + b;
 }
 template <class V> PTO_INLINE V wsub(V a, V b) {
   using L = lane_t<V>;
   if constexpr (std::is_integral_v<L> && std::is_signed_v<L>) {
     using U = std::make_unsigned_t<L>;
-    return as<L>(as<U>(a) - as<U>(b));
+    return as<L>(rebind_t<U, V>(as<U>(a) - as<U>(b)));
   } else return a - b;
 }
 template <class V> PTO_INLINE V wmul(V a, V b) {
   using L = lane_t<V>;
   if constexpr (std::is_integral_v<L> && std::is_signed_v<L>) {
     using U = std::make_unsigned_t<L>;
-    return as<L>(as<U>(a) * as<U>(b));
+    return as<L>(rebind_t<U, V>(as<U>(a) * as<U>(b)));
   } else if constexpr (std::is_integral_v<L> && sizeof(L) < sizeof(int)) {
     using U = std::make_unsigned_t<L>;
-    return as<L>(as<U>(a) * as<U>(b));
+    return as<L>(rebind_t<U, V>(as<U>(a) * as<U>(b)));
   } else return a * b;
 }
 
@@ -229,7 +233,7 @@ template <int N, class S> PTO_INLINE vec<float, N> h2f(const S* p) {  // p: N st
     return half_bits_to_float_v<N>(b);
   }
 }
-template <int N, class S> PTO_INLINE void f2h(S* p, vec<float, N> v) {
+template <int N, class S, class V> PTO_INLINE void f2h(S* p, V v) {
 #if defined(__AVX512F__)
   if constexpr (N == 16) {
     _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
@@ -282,17 +286,13 @@ template <class C, int N, class T> PTO_INLINE vec<C, N> load(const T* p) {
   }
 }
 // store<T>(p, v): convert compute vector v to storage type T and write N elements.
-template <class T, class C, int N> PTO_INLINE void store(T* p, vec<C, N> v) {
+template <class T, class V> PTO_INLINE void store(T* p, V v) {
+  using C = lane_t<V>;
+  constexpr int N = lane_of<V>::n;
   if constexpr (is_half_v<T>) {
     f2h<N>(p, cast<float>(v));
   } else if constexpr (is_bf16_v<T>) {
-#if defined(__AVX512BF16__)
-    if constexpr (N == 16) {
-      __m256bh r = _mm512_cvtneps_pbh((__m512)cast<float>(v));
-      std::memcpy(p, &r, 32);
-      return;
-    }
-#endif
+    // (vcvtneps2bf16 would flush subnormals to zero; the integer rounding below keeps them)
     auto b = float_to_bf16_bits_v<N>(cast<float>(v));
     std::memcpy(p, &b, sizeof b);
   } else if constexpr (is_bool_v<T>) {
@@ -327,7 +327,8 @@ template <class C, int N, class T> PTO_INLINE vec<C, N> load_n(const T* p, int n
   std::memcpy(buf, p, size_t(n) * sizeof(T));
   return load<C, N>(reinterpret_cast<const T*>(buf));
 }
-template <class T, class C, int N> PTO_INLINE void store_n(T* p, vec<C, N> v, int n) {
+template <class T, class V> PTO_INLINE void store_n(T* p, V v, int n) {
+  constexpr int N = lane_of<V>::n;
   constexpr int B = N * int(sizeof(T));
   alignas(64) unsigned char buf[B];
   store<T>(reinterpret_cast<T*>(buf), v);

@@ -43,7 +43,9 @@ PTO_INLINE uint16_t float_to_half_bits(float f) {
 }
 
 // ---- fp16 -------------------------------------------------------------------------------------
-#if defined(__FLT16_MAX__) && !defined(PTO_NO_FLOAT16)
+// _Float16 in C++: GCC >= 12 on x86, GCC >= 13 elsewhere, Clang where __FLT16_MAX__ is defined.
+#if defined(__FLT16_MAX__) && !defined(PTO_NO_FLOAT16) && \
+    (defined(__clang__) || defined(__x86_64__) || defined(__i386__) || (defined(__GNUC__) && __GNUC__ >= 13))
 using half = _Float16;
 #define PTO_HAS_FLOAT16 1
 PTO_INLINE uint16_t half_to_bits(half h) { return bit_cast<uint16_t>(h); }

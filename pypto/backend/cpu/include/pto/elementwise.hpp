@@ -1,0 +1,195 @@
+// pto/elementwise.hpp -- elementwise instructions (binary, scalar, ternary, unary, compare, select,
+// convert, fill). All compute over dst's valid region; see vmap.hpp for broadcasting.
+#pragma once
+#include "functors.hpp"
+#include "vmap.hpp"
+
+namespace pto {
+
+// ---- tile x tile ----------------------------------------------------------------------------------
+#define PTO_BINARY(NAME, OP)                                                                      \
+  template <class D, class A, class B> PTO_INLINE void NAME(D& dst, const A& a, const B& b) {      \
+    vmap(dst, op::OP{}, a, b);                                                                     \
+  }
+PTO_BINARY(TADD, Add)
+PTO_BINARY(TSUB, Sub)
+PTO_BINARY(TMUL, Mul)
+PTO_BINARY(TDIV, Div)
+PTO_BINARY(TMAX, Max)
+PTO_BINARY(TMIN, Min)
+PTO_BINARY(TREM, Rem)
+PTO_BINARY(TAND, And)
+PTO_BINARY(TOR, Or)
+PTO_BINARY(TXOR, Xor)
+PTO_BINARY(TSHL, Shl)
+PTO_BINARY(TSHR, Shr)
+#undef PTO_BINARY
+// forms with the hardware's scratch tile (ignored on the CPU)
+template <class D, class A, class B, class Tmp> PTO_INLINE void TXOR(D& dst, const A& a, const B& b, Tmp&) { TXOR(dst, a, b); }
+
+template <class D, class A, class B> PTO_INLINE void TCMP(D& dst, const A& a, const B& b, CmpMode mode) {
+  vmap(dst, op::Cmp{mode}, a, b);
+}
+template <class D, class X, class S> PTO_INLINE void TPRELU(D& dst, const X& x, const S& slope) {
+  vmap(dst, op::PRelu{}, x, slope);
+}
+template <class D, class X, class S, class Tmp> PTO_INLINE void TPRELU(D& dst, const X& x, const S& slope, Tmp&) {
+  TPRELU(dst, x, slope);
+}
+
+// ---- tile x scalar (scalars arrive as double or int64; converted to the tile's compute type) ---------
+#define PTO_SCALAR(NAME, OP)                                                                     \
+  template <class D, class A, class S> PTO_INLINE void NAME(D& dst, const A& a, S s) {          \
+    using CT = compute_t<typename A::value_type>;                                                \
+    vmap_ct<CT>(dst, op::OP<CT>{scalar_to<CT>(s)}, a);                                           \
+  }
+PTO_SCALAR(TADDS, AddS)
+PTO_SCALAR(TSUBS, SubS)
+PTO_SCALAR(TMULS, MulS)
+PTO_SCALAR(TDIVS, DivS)
+PTO_SCALAR(TMAXS, MaxS)
+PTO_SCALAR(TMINS, MinS)
+PTO_SCALAR(TREMS, RemS)
+PTO_SCALAR(TANDS, AndS)
+PTO_SCALAR(TORS, OrS)
+PTO_SCALAR(TXORS, XorS)
+PTO_SCALAR(TSHLS, ShlS)
+PTO_SCALAR(TSHRS, ShrS)
+PTO_SCALAR(TLRELU, LRelu)
+#undef PTO_SCALAR
+template <class D, class A, class S, class Tmp> PTO_INLINE void TXORS(D& dst, const A& a, S s, Tmp&) { TXORS(dst, a, s); }
+template <class D, class A, class S> PTO_INLINE void TCMPS(D& dst, const A& a, S s, CmpMode mode) {
+  using CT = compute_t<typename A::value_type>;
+  vmap_ct<CT>(dst, op::CmpS<CT>{mode, scalar_to<CT>(s)}, a);
+}
+
+// ---- ternary -------------------------------------------------------------------------------------
+template <class D, class A, class B, class C> PTO_INLINE void TADDC(D& dst, const A& a, const B& b, const C& c) {
+  vmap(dst, op::AddC{}, a, b, c);
+}
+template <class D, class A, class B, class C> PTO_INLINE void TSUBC(D& dst, const A& a, const B& b, const C& c) {
+  vmap(dst, op::SubC{}, a, b, c);
+}
+template <class D, class A, class S, class C> PTO_INLINE void TADDSC(D& dst, const A& a, S s, const C& c) {
+  using CT = default_ct<A, C>;
+  vmap_ct<CT>(dst, op::AddSC<CT>{scalar_to<CT>(s)}, a, c);
+}
+template <class D, class A, class S, class C> PTO_INLINE void TSUBSC(D& dst, const A& a, S s, const C& c) {
+  using CT = default_ct<A, C>;
+  vmap_ct<CT>(dst, op::SubSC<CT>{scalar_to<CT>(s)}, a, c);
+}
+
+// TSEL: dst = mask != 0 ? a : b (mask of any dtype).
+template <class D, class M, class A, class B> PTO_INLINE void TSEL(D& dst, const M& mask, const A& a, const B& b) {
+  using CT = default_ct<A, B>;
+  using MT = compute_t<detail::vt_of<M>>;
+  constexpr int N = simd::lanes_for<detail::max_size<CT, MT, typename D::value_type, detail::vt_of<M>,
+                                                      detail::vt_of<A>, detail::vt_of<B>>::v>;
+  using V = simd::vec<CT, N>;
+  using MV = simd::vec<MT, N>;
+  using MaskCT = simd::mask_t<V>;
+  constexpr Bc bm = detail::bc_of<D, M>(), ba = detail::bc_of<D, A>(), bb = detail::bc_of<D, B>();
+  vloop<CT, N>(dst.vr, dst.vc, can_flatten(dst, mask, a, b), [&](const Cursor<CT, N>& cur) PTO_INLINE_LAMBDA {
+    Cursor<MT, N> mc{cur.r, cur.c, cur.n};
+    MV m = mc.template load_bc<bm>(detail::tile_of(mask));
+    MaskCT sel = __builtin_convertvector(m != MT(0), MaskCT);
+    V va = cur.template load_bc<ba>(detail::tile_of(a)), vb = cur.template load_bc<bb>(detail::tile_of(b));
+    cur.store(dst, sel ? va : vb);
+  });
+}
+// TSELS: the whole tile from a (mode != 0) or from b.
+template <class D, class A, class B, class S> PTO_INLINE void TSELS(D& dst, const A& a, const B& b, S mode) {
+  if (mode != 0) vmap(dst, op::Identity{}, a);
+  else vmap(dst, op::Identity{}, b);
+}
+
+// ---- unary ---------------------------------------------------------------------------------------
+#define PTO_UNARY(NAME, OP) \
+  template <class D, class A> PTO_INLINE void NAME(D& dst, const A& a) { vmap(dst, op::OP{}, a); }
+PTO_UNARY(TEXP, Exp)
+PTO_UNARY(TLOG, Log)
+PTO_UNARY(TSQRT, Sqrt)
+PTO_UNARY(TRSQRT, Rsqrt)
+PTO_UNARY(TRECIP, Recip)
+PTO_UNARY(TNEG, Neg)
+PTO_UNARY(TABS, Abs)
+PTO_UNARY(TRELU, Relu)
+#undef PTO_UNARY
+// bitwise not for integers, logical not for bool
+template <class D, class A> PTO_INLINE void TNOT(D& dst, const A& a) {
+  if constexpr (is_bool_v<typename A::value_type>) vmap(dst, op::LNot{}, a);
+  else vmap(dst, op::Not{}, a);
+}
+
+// ---- fill ----------------------------------------------------------------------------------------
+template <class D, class S> PTO_INLINE void TEXPANDS(D& dst, S s) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor);
+  const T v = from_compute<T>(scalar_to<compute_t<T>>(s));
+  if (dst.vc == D::Cols) {
+    T* p = dst.data;
+    for (long i = 0, n = long(dst.vr) * D::Cols; i < n; ++i) p[i] = v;
+  } else {
+    for (int r = 0; r < dst.vr; ++r) {
+      T* p = dst.row(r);
+      for (int c = 0; c < dst.vc; ++c) p[c] = v;
+    }
+  }
+}
+
+// ---- convert -------------------------------------------------------------------------------------
+namespace detail {
+template <class V> PTO_INLINE V round_by(V x, RoundMode m) {
+  switch (m) {
+    case RoundMode::FLOOR: return simd::vfloor(x);
+    case RoundMode::CEIL: return simd::vceil(x);
+    case RoundMode::NONE:
+    case RoundMode::TRUNC: return simd::vtrunc(x);
+    case RoundMode::ROUND: {  // half away from zero, exactly as the reference: floor(x+.5) / ceil(x-.5)
+      using L = simd::lane_t<V>;
+      return simd::select(x >= L(0), simd::vfloor(x + L(0.5)), simd::vceil(x - L(0.5)));
+    }
+    default: return simd::vrint(x);  // RINT, ODD, CAST_RINT: half to even
+  }
+}
+// float lanes (already integral) -> integer type I, saturating; NaN -> 0.
+template <class I, class V> PTO_INLINE simd::rebind_t<I, V> sat_to_int(V x) {
+  using L = simd::lane_t<V>;
+  using MI = simd::mask_t<V>;
+  const L lo = L(std::numeric_limits<I>::min());
+  const L top = std::is_signed_v<I> ? -lo : L(2) * (L(std::numeric_limits<I>::max() / 2) + L(1));  // 2^bits
+  MI hi = x >= top;
+  V y = simd::select(x != x, V{} + L(0), x);
+  y = simd::vmax(y, V{} + lo);
+  y = simd::select(hi, V{} + L(0), y);
+  // convert through a type that holds every value of I (avoids UB of float->narrow int)
+  using W = std::conditional_t<(sizeof(I) < 4), int32_t, I>;
+  auto w = __builtin_convertvector(y, simd::rebind_t<W, V>);
+  auto r = __builtin_convertvector(w, simd::rebind_t<I, V>);
+  return simd::select(__builtin_convertvector(hi, simd::mask_t<decltype(r)>),
+                      simd::rebind_t<I, V>{} + std::numeric_limits<I>::max(), r);
+}
+}  // namespace detail
+
+// TCVT: float -> int rounds by mode and saturates (NaN -> 0); int -> int wraps; to float rounds to
+// nearest even; to bool is != 0.
+template <class D, class S> PTO_INLINE void TCVT(D& dst, const S& src, RoundMode mode = RoundMode::CAST_RINT) {
+  using DT = typename D::value_type;
+  using ST = typename S::value_type;
+  using CT = compute_t<ST>;
+  constexpr int N = simd::lanes_for<detail::max_size<CT, DT, ST, compute_t<DT>>::v>;
+  using V = simd::vec<CT, N>;
+  const bool flat = can_flatten(dst, Full(src));
+  if constexpr (std::is_floating_point_v<CT> && is_int_v<DT>) {
+    vloop<CT, N>(dst.vr, dst.vc, flat, [&](const Cursor<CT, N>& cur) PTO_INLINE_LAMBDA {
+      V x = detail::round_by(cur.load(Full(src)), mode);
+      cur.store(dst, detail::sat_to_int<DT>(x));
+    });
+  } else {
+    vloop<CT, N>(dst.vr, dst.vc, flat, [&](const Cursor<CT, N>& cur) PTO_INLINE_LAMBDA {
+      cur.store(dst, cur.load(Full(src)));
+    });
+  }
+}
+
+}  // namespace pto

@@ -1,0 +1,213 @@
+// pto/memory.hpp -- data movement: TLOAD / TSTORE (global <-> tile), TMOV (tile <-> tile, any
+// locations, packing into Right), TEXTRACT, TINSERT, TCONCAT, TRESHAPE, TTRANS, TFILLPAD,
+// TGETVAL / TSETVAL, and per-thread scratch memory.
+#pragma once
+#include <cstdlib>
+#include <vector>
+
+#include "vmap.hpp"
+
+namespace pto {
+
+// Per-thread scratch buffers (matmul conversions, edge panels). Slot i is reused call to call.
+PTO_INLINE void* scratch(int slot, size_t bytes) {
+  struct Buf { void* p = nullptr; size_t n = 0; ~Buf() { std::free(p); } };
+  static thread_local Buf bufs[6];
+  Buf& b = bufs[slot];
+  if (b.n < bytes) {
+    std::free(b.p);
+    size_t n = (bytes + 4095) & ~size_t(4095);
+    b.p = std::aligned_alloc(64, n);
+    b.n = n;
+  }
+  return b.p;
+}
+
+namespace detail {
+template <class DT, class ST> PTO_INLINE DT cvt(ST v) {
+  if constexpr (std::is_same_v<DT, ST>) return v;
+  else return from_compute<DT>(to_compute(v));
+}
+
+// Write the rows x cols block whose element (i, j) is src[i*rs + j*cs] into tile d at (r0, c0).
+// Row-major tiles: only the block is written. Right tiles: the whole packed footprint is written
+// (the block at (0,0), zeros elsewhere).
+template <class D, class ST> PTO_INLINE void put_block(D& d, const ST* src, long rs, long cs, int rows, int cols,
+                                                       int r0 = 0, int c0 = 0) {
+  using DT = typename D::value_type;
+  if constexpr (D::kRowMajor) {
+    if (cs == 1) {
+      for (int i = 0; i < rows; ++i) {
+        DT* o = d.data + long(r0 + i) * D::Cols + c0;
+        const ST* s = src + i * rs;
+        if constexpr (std::is_same_v<DT, ST>) std::memcpy(o, s, sizeof(DT) * size_t(cols));
+        else for (int j = 0; j < cols; ++j) o[j] = cvt<DT>(s[j]);
+      }
+    } else {  // strided / transposing: 16 x 16 blocks keep both sides in cache
+      for (int i0 = 0; i0 < rows; i0 += 16)
+        for (int j0 = 0; j0 < cols; j0 += 16) {
+          const int ie = std::min(rows, i0 + 16), je = std::min(cols, j0 + 16);
+          for (int i = i0; i < ie; ++i) {
+            DT* o = d.data + long(r0 + i) * D::Cols + c0;
+            for (int j = j0; j < je; ++j) o[j] = cvt<DT>(src[i * rs + j * cs]);
+          }
+        }
+    }
+  } else {
+    static_assert(D::loc == Loc::Right);
+    using Lay = RightLayout<DT, D::Rows, D::Cols>;
+    constexpr int G = Lay::G;
+    for (int p = 0; p < Lay::kPanels; ++p) {
+      const int w = Lay::width(p), j0 = p * Lay::P;
+      DT* panel = d.data + long(p) * Lay::P * D::Rows;
+      const int jv = std::max(0, std::min(w, cols - j0));  // valid columns in this panel
+      if constexpr (G == 1) {
+        if (cs == 1 && std::is_same_v<DT, ST> && w == Lay::P && jv == Lay::P) {  // hot path: full panel
+          const int kr = std::min(rows, D::Rows);
+          for (int k = 0; k < kr; ++k) {
+            DT* o = panel + long(k) * Lay::P;
+            const ST* s = src + k * rs + j0;
+            for (int j = 0; j < Lay::P; ++j) o[j] = DT(s[j]);
+          }
+          if (kr < D::Rows) std::memset(static_cast<void*>(panel + long(kr) * Lay::P), 0, sizeof(DT) * size_t(D::Rows - kr) * Lay::P);
+          continue;
+        }
+        for (int k = 0; k < D::Rows; ++k) {
+          DT* o = panel + long(k) * w;
+          if (k < rows) {
+            const ST* s = src + k * rs + j0 * cs;
+            if (cs == 1 && std::is_same_v<DT, ST>) std::memcpy(o, s, sizeof(DT) * size_t(jv));
+            else for (int j = 0; j < jv; ++j) o[j] = cvt<DT>(s[j * cs]);
+            for (int j = jv; j < w; ++j) o[j] = DT(0);
+          } else {
+            std::memset(static_cast<void*>(o), 0, sizeof(DT) * size_t(w));
+          }
+        }
+      } else {
+        for (int kg = 0; kg < D::Rows / G; ++kg) {
+          DT* o = panel + long(kg) * w * G;
+          for (int g = 0; g < G; ++g) {
+            const int k = kg * G + g;
+            if (k < rows) {
+              const ST* s = src + k * rs + j0 * cs;
+              for (int j = 0; j < jv; ++j) o[j * G + g] = cvt<DT>(s[j * cs]);
+              for (int j = jv; j < w; ++j) o[j * G + g] = DT(0);
+            } else {
+              for (int j = 0; j < w; ++j) o[j * G + g] = DT(0);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Copy tile s (any layout) into tile d (any layout) over d's valid region; transpose: d = s^T.
+template <bool Transpose, class D, class S> PTO_INLINE void move(D& d, const S& s) {
+  if constexpr (S::kRowMajor) {
+    if constexpr (Transpose) put_block(d, s.data, 1, S::Cols, d.vr, d.vc);
+    else put_block(d, s.data, S::Cols, 1, d.vr, d.vc);
+  } else {  // unpack a Right tile through a row-major scratch copy
+    using ST = typename S::value_type;
+    ST* tmp = static_cast<ST*>(scratch(5, sizeof(ST) * S::Rows * S::Cols));
+    for (int i = 0; i < s.vr; ++i)
+      for (int j = 0; j < s.vc; ++j) tmp[long(i) * S::Cols + j] = s.at(i, j);
+    if constexpr (Transpose) put_block(d, tmp, 1, S::Cols, d.vr, d.vc);
+    else put_block(d, tmp, S::Cols, 1, d.vr, d.vc);
+  }
+}
+}  // namespace detail
+
+// ---- global <-> tile -------------------------------------------------------------------------------
+// TLOAD(dst, g): dst[i, j] = window row i, column j for (i, j) in dst's valid region.
+template <class D, class T> PTO_INLINE void TLOAD(D& dst, const GTensor<T>& g) {
+  long rs;
+  if (g.uniform_rows(&rs)) {
+    detail::put_block(dst, g.data, rs, g.col_stride(), dst.vr, dst.vc);
+  } else if constexpr (D::kRowMajor) {
+    for (int r = 0; r < dst.vr; ++r)
+      detail::put_block(dst, g.data + g.row_offset(r), 0, g.col_stride(), 1, dst.vc, r, 0);
+  } else {
+    using DT = typename D::value_type;
+    T* tmp = static_cast<T*>(scratch(5, sizeof(T) * D::Rows * D::Cols));
+    for (int r = 0; r < dst.vr; ++r)
+      for (int c = 0; c < dst.vc; ++c) tmp[long(r) * D::Cols + c] = g.data[g.row_offset(r) + c * g.col_stride()];
+    detail::put_block(dst, tmp, D::Cols, 1, dst.vr, dst.vc);
+    (void)sizeof(DT);
+  }
+}
+// TLOAD_T(dst, g): transposed load of a 2-D window: dst[i, j] = window[j, i].
+template <class D, class T> PTO_INLINE void TLOAD_T(D& dst, const GTensor<T>& g) {
+  long rs = 0;
+  g.uniform_rows(&rs);
+  detail::put_block(dst, g.data, g.col_stride(), rs, dst.vr, dst.vc);
+}
+// TSTORE(g, src): writes exactly src's valid region into the window; nothing else is touched.
+template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S& src) {
+  static_assert(std::is_same_v<T, typename S::value_type>, "TSTORE needs equal dtypes (insert a TCVT)");
+  static_assert(S::kRowMajor, "TSTORE from a packed Right tile is not supported");
+  long rs;
+  const long cs = g.col_stride();
+  const bool uni = g.uniform_rows(&rs);
+  for (int r = 0; r < src.vr; ++r) {
+    T* o = g.data + (uni ? r * rs : g.row_offset(r));
+    const T* s = src.row(r);
+    if (cs == 1) std::memcpy(o, s, sizeof(T) * size_t(src.vc));
+    else for (int c = 0; c < src.vc; ++c) o[c * cs] = s[c];
+  }
+}
+
+// ---- tile <-> tile -----------------------------------------------------------------------------------
+template <class D, class S> PTO_INLINE void TMOV(D& dst, const S& src) { detail::move<false>(dst, src); }
+template <class D, class S> PTO_INLINE void TMOV_T(D& dst, const S& src) { detail::move<true>(dst, src); }
+template <class D, class S> PTO_INLINE void TTRANS(D& dst, const S& src) { detail::move<true>(dst, src); }
+template <class D, class S, class Tmp> PTO_INLINE void TTRANS(D& dst, const S& src, Tmp&) { detail::move<true>(dst, src); }
+// TEXTRACT(dst, src, r0, c0): dst[i, j] = src[r0 + i, c0 + j] (dst may be Left/Right: packs).
+template <class D, class S> PTO_INLINE void TEXTRACT(D& dst, const S& src, int r0, int c0) {
+  static_assert(S::kRowMajor);
+  detail::put_block(dst, src.data + long(r0) * S::Cols + c0, S::Cols, 1, dst.vr, dst.vc);
+}
+// TINSERT(dst, src, r0, c0): dst[r0 + i, c0 + j] = src[i, j] over src's valid region.
+template <class D, class S> PTO_INLINE void TINSERT(D& dst, const S& src, int r0, int c0) {
+  static_assert(S::kRowMajor && D::kRowMajor);
+  detail::put_block(dst, src.data, S::Cols, 1, src.vr, src.vc, r0, c0);
+}
+// TCONCAT(dst, a, b): columns [0, a.vc) from a, [a.vc, a.vc + b.vc) from b, rows [0, dst.vr).
+template <class D, class A, class B> PTO_INLINE void TCONCAT(D& dst, const A& a, const B& b) {
+  static_assert(A::kRowMajor && B::kRowMajor && D::kRowMajor);
+  detail::put_block(dst, a.data, A::Cols, 1, dst.vr, a.vc, 0, 0);
+  detail::put_block(dst, b.data, B::Cols, 1, dst.vr, b.vc, 0, a.vc);
+}
+// TRESHAPE(dst, src): same elements in row-major order, new static shape (whole tiles).
+template <class D, class S> PTO_INLINE void TRESHAPE(D& dst, const S& src) {
+  static_assert(D::kBytes == S::kBytes && D::kRowMajor && S::kRowMajor, "TRESHAPE keeps the byte size");
+  if (static_cast<const void*>(dst.data) != static_cast<const void*>(src.data)) std::memmove(dst.data, src.data, D::kBytes);
+  dst.vr = D::Rows;
+  dst.vc = D::Cols;
+}
+// TFILLPAD(dst, src, pad): dst = src's valid region, everything else of dst (up to its full
+// Rows x Cols) = 0 / dtype max (+inf) / dtype min (-inf). dst may be src. dst becomes fully valid.
+template <class D, class S> PTO_INLINE void TFILLPAD(D& dst, const S& src, PadValue pad = PadValue::Zero) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor && S::kRowMajor);
+  const int vr = src.vr, vc = src.vc;
+  if (static_cast<const void*>(dst.data) != static_cast<const void*>(src.data) || long(D::Cols) != long(S::Cols))
+    detail::put_block(dst, src.data, S::Cols, 1, vr, vc);
+  const T v = pad == PadValue::Max ? pad_max<T>() : (pad == PadValue::Min ? pad_min<T>() : from_compute<T>(compute_t<T>(0)));
+  for (int r = 0; r < D::Rows; ++r) {
+    T* o = dst.row(r);
+    for (int c = (r < vr ? vc : 0); c < D::Cols; ++c) o[c] = v;
+  }
+  dst.vr = D::Rows;
+  dst.vc = D::Cols;
+}
+template <class D> PTO_INLINE void TFILLPAD(D& dst, PadValue pad = PadValue::Zero) { TFILLPAD(dst, dst, pad); }
+
+// ---- scalar access -----------------------------------------------------------------------------------
+template <class X> PTO_INLINE typename X::value_type TGETVAL(const X& t, int r, int c) { return t.at(r, c); }
+template <class X, class S> PTO_INLINE void TSETVAL(X& t, int r, int c, S v) {
+  using T = typename X::value_type;
+  t.at(r, c) = from_compute<T>(scalar_to<compute_t<T>>(v));
+}
+
+}  // namespace pto
