@@ -105,6 +105,7 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
         (out / "orchestration" / f"{cg.entry}.pto").write_text(print_module(cg.orchestration))
     t_codegen = time.perf_counter()
 
+    _write_signature(out, lowered, cg.entry)
     compiled = CompiledProgram(out)
     compiled._init(prog.name, cg.entry, lowered, target, backend_type, strategy)
     timings = {"passes_s": t_passes - t0, "codegen_s": t_codegen - t_passes,
@@ -117,6 +118,35 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
     (out / "compile_report.json").write_text(json.dumps(timings, indent=2))
     compiled.timings = timings
     return compiled
+
+
+def _write_signature(out: Path, program: Program, entry: str) -> None:
+    """signature.json: the entry's parameters and results, for argument checking at call time."""
+    from pypto.ir.expr import ConstInt, DynVar
+    from pypto.ir.types import ScalarType, TensorType
+
+    fn = program.get_function(entry)
+    if fn is None:
+        return
+
+    def dims(t) -> list:
+        return [d.value if isinstance(d, ConstInt) else (d.name if isinstance(d, DynVar) else "?") for d in t.shape]
+
+    params = []
+    for p, d in zip(fn.params, fn.param_directions):
+        t = p.type
+        if isinstance(t, TensorType):
+            params.append({"name": p.name, "kind": "tensor", "dtype": t.dtype.name, "shape": dims(t),
+                           "dir": d.name.lower()})
+        elif isinstance(t, ScalarType):
+            params.append({"name": p.name, "kind": "scalar", "dtype": t.dtype.name})
+    rets = []
+    for t in fn.return_types:
+        if isinstance(t, TensorType):
+            rets.append({"kind": "tensor", "dtype": t.dtype.name, "shape": dims(t)})
+        elif isinstance(t, ScalarType):
+            rets.append({"kind": "scalar", "dtype": t.dtype.name})
+    (out / "signature.json").write_text(json.dumps({"entry": entry, "params": params, "returns": rets}, indent=2))
 
 
 class CompiledProgram(str):
@@ -158,7 +188,7 @@ class CompiledProgram(str):
     def _build(self):
         from pypto.backend.cpu import build_program
 
-        self._native = build_program(self.output_dir, self.name, self.entry)
+        self._native = build_program(self.output_dir, self.name)
         return self._native
 
     def __call__(self, *args: Any, config: Any = None) -> Any:

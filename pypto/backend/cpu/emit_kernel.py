@@ -1,0 +1,224 @@
+"""A PTO kernel function -> a C++ function over the tile-instruction library (`pto/pto.hpp`).
+
+Tiles live in the worker's scratch arena: each memory space has a base offset in the arena (the
+program lays the spaces out once, `SpaceLayout`), and a tile sits at `base[space] + addr`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.pto.model import EnumAttr, Func, Op, PartitionViewT, PtrT, ScalarT, TensorViewT, TileBufT, Value
+
+from .emit_common import AssemblyError, FuncEmitter, cpp_type
+
+LOCS = ("vec", "mat", "left", "right", "acc", "bias")
+_LOC_CPP = {"vec": "Vec", "mat": "Mat", "left": "Left", "right": "Right", "acc": "Acc", "bias": "Bias"}
+_CMP = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+_PAD = {"zero": "Zero", "max": "Max", "min": "Min", "null": "Null"}
+
+
+@dataclass
+class SpaceLayout:
+    """Byte offset of each memory space inside a worker's scratch arena."""
+
+    base: dict[str, int]
+    total: int
+
+    @staticmethod
+    def of(funcs: list[Func]) -> SpaceLayout:
+        need = {loc: 0 for loc in LOCS}
+        for f in funcs:
+            consts: dict[int, int] = {}
+            for op in _walk(f):
+                if op.name == "arith.constant":
+                    consts[id(op.result)] = op.attrs["value"]
+                elif op.name == "pto.alloc_tile":
+                    t = op.result.type
+                    assert isinstance(t, TileBufT)
+                    addr = consts.get(id(op.operands[0]))
+                    if addr is None:
+                        raise AssemblyError(f"function {f.name}: alloc_tile address must be a constant")
+                    need[t.loc] = max(need[t.loc], addr + tile_bytes(t))
+        base, off = {}, 0
+        for loc in LOCS:
+            base[loc] = off
+            off += (need[loc] + 63) // 64 * 64
+        return SpaceLayout(base, max(off, 64))
+
+
+def _walk(f: Func):
+    from pypto.pto.model import walk
+
+    return walk(f.body)
+
+
+def tile_bytes(t: TileBufT) -> int:
+    from .emit_common import ELEM_BYTES
+
+    return t.rows * t.cols * ELEM_BYTES[t.dtype]
+
+
+def tile_cpp_type(t: TileBufT) -> str:
+    return f"pto::Tile<{cpp_type(t.dtype)}, {t.rows}, {t.cols}, pto::Loc::{_LOC_CPP[t.loc]}>"
+
+
+def instr_name(op_name: str) -> str:
+    return op_name.split(".", 1)[1].replace(".", "_").upper()
+
+
+class KernelEmitter(FuncEmitter):
+    def __init__(self, func: Func, layout: SpaceLayout, cpp_name: str):
+        super().__init__(func)
+        self.layout = layout
+        self.cpp_name = cpp_name
+        self.views: dict[int, tuple[str, list[str], list[str], str]] = {}
+
+    def emit(self) -> str:
+        f = self.func
+        dirs = f.attrs.get("pto.param_dirs", [])
+        rt_args = f.attrs.get("pto.runtime_args", [])
+        nparams = len(f.args) - len(rt_args)
+        if len(dirs) != nparams:
+            raise AssemblyError(f"kernel {f.name}: pto.param_dirs names {len(dirs)} parameters, the signature has "
+                                f"{nparams}")
+        self.line(f"// kernel {f.name}")
+        by_name: dict[str, int] = {}
+        for i, a in enumerate(f.args[:nparams]):
+            by_name[a.name] = i
+            t = a.type
+            if isinstance(t, PtrT):
+                ct = cpp_type(t.elem, self.where())
+                self.line(f"{ct}* const {self.name(a)} = static_cast<{ct}*>(args[{i}].t.data);")
+            elif isinstance(t, ScalarT):
+                ct = cpp_type(t.name, self.where())
+                field = "f" if t.name.startswith("f") or t.name == "bf16" else "i"
+                self.line(f"const {ct} {self.name(a)} = {ct}(args[{i}].{field});")
+            else:
+                raise AssemblyError(f"kernel {f.name}: unsupported parameter type for %{a.name}")
+        for a, src in zip(f.args[nparams:], rt_args):
+            try:
+                pname, what, axis = src.rsplit(".", 2)
+                p = by_name[pname]
+            except (ValueError, KeyError):
+                raise AssemblyError(f"kernel {f.name}: bad pto.runtime_args entry {src!r}") from None
+            fld = {"dim": "shape", "stride": "strides"}.get(what)
+            if fld is None:
+                raise AssemblyError(f"kernel {f.name}: bad pto.runtime_args entry {src!r}")
+            self.line(f"const int64_t {self.name(a)} = args[{p}].t.{fld}[{int(axis)}];")
+        self.block(f.body)
+        head = [f"static void {self.cpp_name}(const pto_arg* args, int32_t nargs, char* scratch) {{",
+                "  (void)nargs;"]
+        return "\n".join(head + self.lines + ["}"])
+
+    def ret(self, op: Op) -> None:
+        self.line("return;")
+
+    # ---- PTO ops -----------------------------------------------------------------------------
+
+    def pto_op(self, op: Op) -> None:
+        n = op.name
+        h = getattr(self, "op_" + n.split(".", 1)[1].replace(".", "_"), None)
+        if h is not None:
+            h(op)
+        elif n.startswith("pto.t"):
+            self.dps(op, instr_name(n))
+        else:
+            raise AssemblyError(f"{self.where(op)}: unsupported operation in a kernel")
+
+    def op_make_tensor_view(self, op: Op) -> None:
+        r = op.result
+        t = r.type
+        assert isinstance(t, TensorViewT)
+        ptr, *rest = op.operands
+        shape, strides = rest[: t.rank], rest[t.rank:]
+        self.views[id(r)] = (self.name(ptr), [self.name(v) for v in shape], [self.name(v) for v in strides], t.elem)
+
+    def op_partition_view(self, op: Op) -> None:
+        r = op.result
+        t = r.type
+        assert isinstance(t, PartitionViewT)
+        view, *rest = op.operands
+        rank = len(t.shape)
+        offs, sizes = rest[:rank], rest[rank:]
+        ptr, _shape, strides, elem = self.views[id(view)]
+        off = " + ".join(f"{self.name(o)} * {s}" for o, s in zip(offs, strides)) or "0"
+        ct = cpp_type(elem, self.where(op))
+        szs = ", ".join(f"long({self.name(s)})" for s in sizes)
+        sts = ", ".join(f"long({s})" for s in strides)
+        self.line(f"const pto::GTensor<{ct}> {self.name(r)}({ptr} + ({off}), {{{szs}}}, {{{sts}}});")
+
+    def op_alloc_tile(self, op: Op) -> None:
+        r = op.result
+        t = r.type
+        assert isinstance(t, TileBufT)
+        addr, *valid = op.operands
+        vr = self.name(valid.pop(0)) if t.v_row is None else str(t.v_row)
+        vc = self.name(valid.pop(0)) if t.v_col is None else str(t.v_col)
+        ct = cpp_type(t.dtype, self.where(op))
+        base = self.layout.base[t.loc]
+        self.line(f"{tile_cpp_type(t)} {self.name(r)}(reinterpret_cast<{ct}*>(scratch + {base} + {self.name(addr)}), "
+                  f"int({vr}), int({vc}));")
+
+    def op_tload(self, op: Op) -> None:
+        fn = "TLOAD_T" if op.attrs.get("transpose") else "TLOAD"
+        self.line(f"pto::{fn}({self.name(op.outs[0])}, {self.name(op.ins[0])});")
+
+    def op_tstore(self, op: Op) -> None:
+        self.line(f"pto::TSTORE({self.name(op.outs[0])}, {self.name(op.ins[0])});")
+
+    def op_tmov(self, op: Op) -> None:
+        fn = "TMOV_T" if op.attrs.get("transpose") else "TMOV"
+        self.line(f"pto::{fn}({self.name(op.outs[0])}, {self.name(op.ins[0])});")
+
+    def op_tsetval(self, op: Op) -> None:
+        v, r, c = op.ins
+        self.line(f"pto::TSETVAL({self.name(op.outs[0])}, int({self.name(r)}), int({self.name(c)}), {self.ref(v)});")
+
+    def op_tgetval(self, op: Op) -> None:
+        t, r, c = op.operands
+        self.define(op.result, f"pto::TGETVAL({self.name(t)}, int({self.name(r)}), int({self.name(c)}))")
+
+    def op_get_block_idx(self, op: Op) -> None:
+        self.define(op.result, "0")  # one task is one block on the CPU
+
+    def op_set_flag(self, op: Op) -> None:
+        self.line("// set_flag: a kernel runs in program order on one thread")
+
+    def op_wait_flag(self, op: Op) -> None:
+        self.line("// wait_flag")
+
+    def op_pipe_barrier(self, op: Op) -> None:
+        self.line("// pipe_barrier")
+
+    def dps(self, op: Op, fn: str) -> None:
+        if len(op.outs) != 1:
+            raise AssemblyError(f"{self.where(op)}: expected one destination")
+        args = [self.name(op.outs[0])]
+        for v in op.ins:
+            args.append(self.name(v) if isinstance(v.type, TileBufT) else self.operand(v))
+        extra = self.enum_args(op)
+        self.line(f"pto::{fn}({', '.join(args + extra)});")
+
+    def operand(self, v: Value) -> str:
+        return self.ref(v)
+
+    def enum_args(self, op: Op) -> list[str]:
+        out = []
+        for k in ("cmpMode", "rmode", "pad"):
+            a = op.attrs.get(k)
+            if a is None:
+                continue
+            if not isinstance(a, EnumAttr):
+                raise AssemblyError(f"{self.where(op)}: attribute {k} must be an enum attribute")
+            _, val = a.value.split(" ", 1)
+            if k == "cmpMode":
+                out.append(f"pto::CmpMode::{_CMP[val]}")
+            elif k == "rmode":
+                out.append(f"pto::RoundMode::{val}")
+            else:
+                out.append(f"pto::PadValue::{_PAD[val]}")
+        return out
+
+
+__all__ = ["KernelEmitter", "SpaceLayout", "instr_name", "tile_bytes"]

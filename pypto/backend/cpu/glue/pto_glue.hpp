@@ -1,0 +1,160 @@
+// pto_glue.hpp -- scalar helpers and task-program helpers used by generated CPU code.
+//
+// Scalar semantics follow the IR: integer arithmetic wraps (generated code is built with -fwrapv),
+// division/remainder by zero give 0, shifts by out-of-range counts give 0 (or -1 for a negative
+// arithmetic right shift), float -> int conversions saturate and map NaN to 0, f16/bf16 scalars
+// compute in float.
+#ifndef PTO_GLUE_HPP
+#define PTO_GLUE_HPP
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "pto_runtime.h"
+
+#define PTO_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace glue {
+
+template <class T> using CT = std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
+
+template <class T> inline T divsi(T a, T b) {
+  if (b == 0) return T(0);
+  if (std::is_signed_v<T> && b == T(-1)) return T(T(0) - a);  // MIN / -1 wraps
+  return T(a / b);
+}
+template <class T> inline T remsi(T a, T b) {
+  if (b == 0 || (std::is_signed_v<T> && b == T(-1))) return T(0);
+  return T(a % b);
+}
+template <class T> inline T floordivsi(T a, T b) {
+  if (b == 0) return T(0);
+  T q = divsi(a, b);
+  if (std::is_signed_v<T> && (a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
+  return q;
+}
+template <class T> inline T shl(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
+  return T(U(a) << b);
+}
+template <class T> inline T shr(T a, T b) {
+  if (b < 0 || b >= T(sizeof(T) * 8)) return std::is_signed_v<T> && a < 0 ? T(-1) : T(0);
+  return T(a >> b);
+}
+template <class T> inline T shru(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
+  return T(U(a) >> b);
+}
+template <class T> inline T fmin_nan(T a, T b) { return (a != a || b != b) ? T(NAN) : (a < b ? a : b); }
+template <class T> inline T fmax_nan(T a, T b) { return (a != a || b != b) ? T(NAN) : (a > b ? a : b); }
+
+// float -> integer: truncate, saturate, NaN -> 0
+template <class I, class F> inline I fptoi(F x) {
+  double d = double(x);
+  if (d != d) return I(0);
+  if (d <= double(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (d >= double(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return I(d);
+}
+template <class T> inline T ipow(T base, T e) {
+  if (e < 0) return T(base == 1 ? 1 : (base == -1 ? ((e & 1) ? -1 : 1) : 0));
+  T r = 1;
+  while (e) {
+    if (e & 1) r = T(r * base);
+    base = T(base * base);
+    e >>= 1;
+  }
+  return r;
+}
+template <class T> inline T iabs(T a) { return a < 0 ? T(T(0) - a) : a; }
+
+// ---- task-program helpers ------------------------------------------------------------------
+
+inline bool slice(const pto_tensor* base, int nd, const int64_t* off, const int64_t* sz, pto_tensor* out) {
+  for (int k = 0; k < nd; ++k)
+    if (off[k] < 0 || sz[k] < 0 || off[k] + sz[k] > base->shape[k]) return false;
+  *out = pto_tensor_slice(base, off, sz);
+  return true;
+}
+
+inline bool is_dense(const pto_tensor* t) {
+  int64_t n = 1;
+  for (int k = t->ndim - 1; k >= 0; --k) {
+    if (t->shape[k] != 1 && t->strides[k] != n) return false;
+    n *= t->shape[k];
+  }
+  return true;
+}
+
+inline bool reshape(const pto_tensor* base, int nd, const int64_t* shape, pto_tensor* out) {
+  if (!is_dense(base)) return false;
+  int64_t n0 = 1, n1 = 1;
+  for (int k = 0; k < base->ndim; ++k) n0 *= base->shape[k];
+  for (int k = 0; k < nd; ++k) n1 *= shape[k];
+  if (n0 != n1) return false;
+  pto_tensor r = pto_tensor_dense(base->data, base->dtype_bytes, nd, shape);
+  r.root = base->root;
+  r.root_nbytes = base->root_nbytes;
+  *out = r;
+  return true;
+}
+
+inline pto_tensor element(const pto_tensor* t, const int64_t* idx) {
+  pto_tensor e = *t;
+  int64_t off = 0;
+  for (int k = 0; k < t->ndim; ++k) {
+    off += idx[k] * t->strides[k];
+    e.shape[k] = 1;
+  }
+  e.data = (char*)t->data + off * t->dtype_bytes;
+  return e;
+}
+
+inline bool in_bounds(const pto_tensor* t, const int64_t* idx) {
+  for (int k = 0; k < t->ndim; ++k)
+    if (idx[k] < 0 || idx[k] >= t->shape[k]) return false;
+  return true;
+}
+
+// copy src into dst (same shape), element by element (any strides)
+inline bool copy(pto_tensor* dst, const pto_tensor* src) {
+  if (dst->ndim != src->ndim || dst->dtype_bytes != src->dtype_bytes) return false;
+  int64_t n = 1;
+  for (int k = 0; k < src->ndim; ++k) {
+    if (dst->shape[k] != src->shape[k]) return false;
+    n *= src->shape[k];
+  }
+  int64_t idx[PTO_MAX_DIMS] = {0};
+  const int eb = src->dtype_bytes;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t so = 0, d_o = 0;
+    for (int k = 0; k < src->ndim; ++k) {
+      so += idx[k] * src->strides[k];
+      d_o += idx[k] * dst->strides[k];
+    }
+    std::memcpy((char*)dst->data + d_o * eb, (const char*)src->data + so * eb, eb);
+    for (int k = src->ndim - 1; k >= 0; --k) {
+      if (++idx[k] < src->shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return true;
+}
+
+inline int fail(const pto_rt_api* api, void* rt, const char* fmt, const char* a = "", int64_t x = 0,
+                int64_t y = 0) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, a, (long long)x, (long long)y);
+  api->fail(rt, buf);
+  return 1;
+}
+
+}  // namespace glue
+
+#endif  // PTO_GLUE_HPP
