@@ -213,7 +213,7 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
         orig[...] = tmp
     results = []
     k = 0
-    for (pidx, _), r in zip(slots, sig.returns):
+    for pidx, _ in slots:
         if pidx is not None:
             res = given[pidx] if given[pidx] is not None else values[pidx]
             if given[pidx] is None and torch_in:

@@ -17,7 +17,7 @@ from pypto.support.native_build import BuildResult, build_and_load
 
 from .emit_common import AssemblyError
 from .emit_kernel import KernelEmitter, SpaceLayout
-from .emit_orchestration import OrchestrationEmitter, ReturnSlot, return_slots
+from .emit_orchestration import OrchestrationEmitter, ReturnSlot
 
 HERE = Path(__file__).resolve().parent
 TILE_LIB = HERE / "include"
