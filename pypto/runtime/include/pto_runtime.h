@@ -69,7 +69,7 @@ enum pto_arg_kind {
 /* One task argument: a tagged union. sizeof(pto_arg) == 168. */
 typedef struct pto_arg {
     int32_t kind;        /* enum pto_arg_kind */
-    int32_t reserved;    /* must be 0 */
+    int32_t reserved;    /* set to 0 */
     union {
         pto_tensor t;    /* kind PTO_IN / PTO_OUT / PTO_INOUT */
         int64_t    i;    /* kind PTO_SCALAR_I64 */

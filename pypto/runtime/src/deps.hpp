@@ -2,11 +2,13 @@
 //
 // Only the submitting thread touches these structures. An entry names its task by (slot, id):
 // task slots are recycled, so an entry whose slot now holds another id belongs to a finished task.
-// Lists stay short because (a) entries of finished tasks are dropped whenever a scan meets them,
+// The lists stay small because (a) entries of finished tasks are dropped whenever a query meets
+// them, and by a full sweep whenever a list has doubled since the last one (amortised O(1)),
 // (b) a new write that covers an earlier access makes that entry redundant (every later access
 // that would conflict with it conflicts with the covering write, which is ordered after it), and
 // (c) a write is recorded only among the writers (it conflicts with every later access), reads
-// only among the readers, which new reads never need to scan.
+// only among the readers, which new reads never need to look at. Entries are kept in interval
+// treaps, so a query costs O(log n + overlapping entries).
 #pragma once
 
 #include <algorithm>
@@ -15,31 +17,25 @@
 #include <string>
 #include <vector>
 
+#include "intervals.hpp"
 #include "region.hpp"
 
 namespace pto {
 
-struct Task;
-
-struct Access {
-    Region region;
-    Task* task;
-    int64_t id;
-};
-
 struct AccessList {
     void* root = nullptr;
     int64_t nbytes = 0;
-    std::vector<Access> writers;
-    std::vector<Access> readers;
-    size_t reader_prune_at = 64;
+    AccessTreap writers;
+    AccessTreap readers;
+    size_t sweep_writers_at = 64;
+    size_t sweep_readers_at = 64;
 
     void reset(void* r, int64_t n) {
         root = r;
         nbytes = n;
         writers.clear();
         readers.clear();
-        reader_prune_at = 64;
+        sweep_writers_at = sweep_readers_at = 64;
     }
 };
 
@@ -85,7 +81,10 @@ class RootTable {
         return nullptr;
     }
 
+    AccessPool& pool() { return pool_; }
+
     void reset() {
+        pool_.reset();
         for (auto& s : table_) s = {nullptr, 0};
         for (size_t i = 0; i < used_; ++i) lists_[i].reset(nullptr, 0);
         used_ = 0;
@@ -145,6 +144,7 @@ class RootTable {
     std::deque<AccessList> lists_;  // deque: pointers stay valid as it grows
     size_t used_ = 0;
     std::vector<Range> sorted_;
+    AccessPool pool_;
 };
 
 }  // namespace pto

@@ -83,4 +83,33 @@ class ChunkArena {
     size_t used_ = 0;
 };
 
+// Arrays of 2^c elements, recycled through one free list per size class. Used by one thread (the
+// submitter). Memory is bounded by the peak number of arrays in use at once, whatever the sizes
+// that individual slots happen to need over time.
+template <class T>
+class SizeClassPool {
+  public:
+    static constexpr int kClasses = 24;
+
+    T* get(size_t n, int8_t& cls) {
+        int c = 0;
+        while ((size_t(1) << c) < n) ++c;
+        cls = static_cast<int8_t>(c);
+        std::vector<T*>& fl = free_[c];
+        if (!fl.empty()) {
+            T* p = fl.back();
+            fl.pop_back();
+            return p;
+        }
+        owned_.emplace_back(new T[size_t(1) << c]);
+        return owned_.back().get();
+    }
+
+    void put(T* p, int8_t cls) { free_[cls].push_back(p); }
+
+  private:
+    std::vector<T*> free_[kClasses];
+    std::vector<std::unique_ptr<T[]>> owned_;
+};
+
 }  // namespace pto

@@ -170,20 +170,36 @@ inline bool same_chain(const Region& a, const Region& b) {
 }
 
 // Express `r` in the chain `m` (strictly descending, nested, last = 1). False if it is no box there.
+// A dim of `r` longer than its radix in `m` is split over the next outer dims when it starts at
+// coordinate 0 and its extent is a multiple of the radix (a column of 12 rows is 3 x 4 rows in a
+// chain that also has a stride of 4 rows).
 inline bool project(const Region& r, const uint64_t* m, int mn, uint64_t* c, uint64_t* e) {
-    int j = 0;
+    bool used[2 * kMaxChain];
     uint64_t rem = r.lo;
     for (int i = 0; i < mn; ++i) {
         c[i] = rem / m[i];
         rem %= m[i];
-        if (j < r.nd && r.stride[j] == m[i]) {
-            e[i] = r.ext[j++];
-        } else {
-            e[i] = 1;
-        }
-        if (i > 0 && c[i] + e[i] > m[i - 1] / m[i]) return false;
+        e[i] = 1;
+        used[i] = false;
     }
-    return j == r.nd;
+    int j = r.nd - 1;
+    for (int i = mn - 1; i >= 0 && j >= 0; --i) {
+        if (m[i] != r.stride[j]) continue;
+        uint64_t ext = r.ext[j--];
+        for (int k = i;; --k) {
+            if (k < 0 || used[k]) return false;
+            used[k] = true;
+            const uint64_t radix = k > 0 ? m[k - 1] / m[k] : UINT64_MAX;
+            if (c[k] + ext <= radix) {
+                e[k] = ext;
+                break;
+            }
+            if (c[k] != 0 || ext % radix != 0) return false;
+            e[k] = radix;
+            ext /= radix;
+        }
+    }
+    return j < 0;
 }
 
 // Merge two chains; false if the union is not nested (some stride does not divide the previous).
