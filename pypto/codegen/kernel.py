@@ -397,6 +397,9 @@ class KernelCodegen:
     def if_stmt(self, s: IfStmt) -> None:
         cond = self.sc.expr(s.condition, DataType.BOOL)
         idx = [k for k, r in enumerate(s.return_vars) if isinstance(r.type, ScalarType)]
+        for r in s.return_vars:  # tiles leaving the if are allocated before it (used after both branches)
+            if isinstance(r.type, TileType):
+                self.tile(r)
         regions = []
         branch_vals = []
         for body in (s.then_body, s.else_body):
@@ -414,9 +417,7 @@ class KernelCodegen:
             self.values[r] = v
             results.append(v)
         for r in s.return_vars:
-            if isinstance(r.type, TileType):
-                self.tile(r)
-            elif isinstance(r.type, TensorType):
+            if isinstance(r.type, TensorType):
                 raise CompileError("an if inside a kernel cannot choose between tensors", s.span)
         if s.else_body is None and not idx:
             regions = regions[:1]

@@ -124,7 +124,13 @@ class OrchestrationCodegen:
         elif isinstance(s, ScopeStmt):
             self.block(s.body)
         elif isinstance(s, ReturnStmt):
-            vals = [self.value(v) for v in s.values]
+            vals = []
+            for v in s.values:
+                if isinstance(v, E.Call):  # `return self.k(...)` without a temporary
+                    tmp = E.Var("ret", v.type, span=v.span)
+                    self.call(v, tmp)
+                    v = tmp
+                vals.append(self.value(v))
             self.emit(Op("func.return", operands=vals))
         else:
             raise CompileError(f"cannot generate orchestration code for {type(s).__name__}", s.span)

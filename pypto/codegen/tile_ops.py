@@ -137,6 +137,16 @@ def _full(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     cg.emit(Op("pto.texpands", ins=[s], outs=[dst]))
 
 
+def _expands(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    """expands(target, s): the target only gives the shape; the instruction takes the scalar."""
+    cg.emit(Op("pto.texpands", ins=[cg.sc.expr(c.args[1])], outs=[_dst(cg, c, result)]))
+
+
+def _col_expand(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    """col_expand(target, row): the target only gives the shape; the instruction takes the row."""
+    cg.emit(Op("pto.tcolexpand", ins=[_operand(cg, c.args[1])], outs=[_dst(cg, c, result)]))
+
+
 def _reshape(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     src = c.args[0]
     assert isinstance(src, E.Var)
@@ -269,6 +279,8 @@ _SPECIAL = {
     "block.create_tile": _create,
     "block.full": _full,
     "block.reshape": _reshape,
+    "block.expands": _expands,
+    "block.col_expand": _col_expand,
     "block.view": _view,
     "block.assemble": _assemble,
     "block.read": _read,
