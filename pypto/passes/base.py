@@ -19,6 +19,7 @@ from pypto.ir.function import Function, Program
 
 class IRProperty(enum.Enum):
     TypeChecked = "TypeChecked"
+    StructuredCtrlFlow = "StructuredCtrlFlow"
     SSAForm = "SSAForm"
     NoNestedCalls = "NoNestedCalls"
     NoUnrollLoops = "NoUnrollLoops"

@@ -38,6 +38,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
     from .allocate_memory_addr import AllocateMemoryAddr
     from .convert_tensor_to_block_ops import ConvertTensorToBlockOps
     from .convert_to_ssa import ConvertToSSA
+    from .ctrl_flow_transform import CtrlFlowTransform
     from .flatten_call_expr import FlattenCallExpr
     from .init_memref import InitMemRef
     from .inline_functions import InlineFunctions
@@ -52,6 +53,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
 
     steps: list[Pass] = [
         UnrollLoops(),              # expand pl.unroll loops (constant bounds) before SSA
+        CtrlFlowTransform(),        # break/continue -> structured ifs and flag-guarded while loops
         ConvertToSSA(),             # one definition per variable: loop-carried values, if phis, while state
         FlattenCallExpr(),          # three-address form: no call nested in another call or condition
         SplitChunkedLoops(),        # chunk=C loops inside auto_incore -> outer x inner (+ remainder)
@@ -111,16 +113,16 @@ class PassManager:
             program = p.run(program, ctx)
             self.records.append(PassRecord(p.name, time.perf_counter() - t0))
             props = (props - set(p.invalidates)) | set(p.produces)
-            self._check(program, p)
+            self._check(program, p, props)
             self._dump(program, dump_dir, f"{prefix}{i:02d}_after_{p.name}", dump_ir)
         if self.verification_level is VerificationLevel.BASIC:
-            self._verify(program, "the last pass")
+            self._verify(program, "the last pass", props)
         return program
 
-    def _check(self, program: Program, p: Pass) -> None:
+    def _check(self, program: Program, p: Pass, props: set[IRProperty]) -> None:
         lvl = self.verification_level
         if lvl in (VerificationLevel.ALL, VerificationLevel.ROUNDTRIP):
-            self._verify(program, p.name)
+            self._verify(program, p.name, props)
         if lvl is VerificationLevel.ROUNDTRIP and self.reparse is not None:
             from pypto.ir.structural import StructuralMismatch, assert_structural_equal
 
@@ -131,11 +133,14 @@ class PassManager:
             except StructuralMismatch as e:
                 raise PassError(f"the IR after {p.name} does not survive print -> parse: {e}") from None
 
-    def _verify(self, program: Program, after: str) -> None:
-        from pypto.ir.verifier import VerificationError, verify_or_raise
+    def _verify(self, program: Program, after: str, props: set[IRProperty]) -> None:
+        from pypto.ir.verifier import DEFAULT_RULES, VerificationError, verify_or_raise
 
+        # the SSA rules hold only once ConvertToSSA has run
+        rules = list(DEFAULT_RULES) if IRProperty.SSAForm in props else [r for r in DEFAULT_RULES
+                                                                        if r != "SSAVerify"]
         try:
-            verify_or_raise(program)
+            verify_or_raise(program, rules)
         except VerificationError as e:
             raise PassError(f"the IR after {after} is invalid:\n{e}") from None
 

@@ -647,8 +647,6 @@ class FunctionParser(ExprParser):
                 raise ParserSyntaxError("chunk must be a positive integer literal", self.span(it))
             if not any(s.kind == "auto_incore" for s in self.scopes.stack):
                 raise ParserSyntaxError("chunk= is only allowed inside `with pl.auto_incore():`", self.span(it))
-            if init is not None:
-                raise ParserSyntaxError("a chunked loop cannot have init_values", self.span(it))
         inits: list[Expr] = []
         if init is not None:
             if not isinstance(init, (tuple, list)):
