@@ -1,0 +1,468 @@
+"""Tile liveness and the small helpers shared by memory planning (InitMemRef, MemoryReuse,
+AllocateMemoryAddr and the memory report).
+
+Two views of one kernel body:
+
+- `analyze(fn)`: backward dataflow over the structured body. It records which tile variables are
+  live right after each statement and builds the interference relation buffers are shared by: two
+  tiles interfere when one is live where the other is defined (in SSA that is exactly when their
+  live ranges overlap). Loops are solved to a fixpoint, so a value defined before a loop and used
+  inside it is live across the whole loop, and whatever the loop head needs stays live around the
+  back edge; the two branches of an if merge (a value is live before the if when either branch needs
+  it). The iter_args of one loop, and the return vars of one loop or if, are defined together, so
+  they interfere pairwise.
+- `linear_lifetimes(fn)`: statement indices (a pre-order walk of the body, alloc statements left
+  out) and one `[first, last]` interval per tile, extended to the end of every loop that uses a value
+  defined before it. Reports, memory maps and error messages use these.
+
+`inplace_safe` says when an operation may write its result over an operand that dies at it: when
+result element i depends only on operand element i (elementwise ops, same shape, element size and
+space). Everything else (matmul, reductions, transposes, views, moves) gets a separate buffer
+unless the op itself declares the reuse (`OpDef.result_reuses`, handled by InitMemRef).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, MemRef, Var, make_memref
+from pypto.ir.function import Function
+from pypto.ir.node import FieldKind, Node, node_fields
+from pypto.ir.op import create_op_call
+from pypto.ir.span import Span
+from pypto.ir.stmt import (
+    AssignStmt,
+    BreakStmt,
+    ContinueStmt,
+    EvalStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    seq,
+    stmt_list,
+)
+from pypto.ir.types import TileType, Type
+from pypto.ir.visitor import IRMutator, IRVisitor, rebuild
+from pypto.ops.registry import Level, OpDef
+
+# ---------------------------------------------------------------------------------------------
+# tiles, uses, allocs
+
+
+def is_tile_var(v: object) -> bool:
+    return isinstance(v, Var) and not isinstance(v, MemRef) and isinstance(v.type, TileType)
+
+
+def _collect_tiles(e: object, out: list[Var]) -> None:
+    if isinstance(e, Var):
+        if is_tile_var(e) and e not in out:
+            out.append(e)
+    elif isinstance(e, Call):
+        for a in e.args:
+            _collect_tiles(a, out)
+    elif isinstance(e, MakeTuple):
+        for a in e.elements:
+            _collect_tiles(a, out)
+    elif isinstance(e, Node) and not isinstance(e, (Type, ConstInt, ConstFloat, ConstBool)):
+        for name, kind in node_fields(type(e)):
+            if kind is not FieldKind.IGNORE:
+                v = getattr(e, name)
+                for x in (v if type(v) is tuple else (v,)):
+                    _collect_tiles(x, out)
+
+
+def tile_uses(*exprs: Expr | None) -> list[Var]:
+    """Tile variables read by the expressions, in first-use order."""
+    out: list[Var] = []
+    for e in exprs:
+        if e is not None:
+            _collect_tiles(e, out)
+    return out
+
+
+def stmt_exprs(s: Stmt) -> list[Expr]:
+    """The expressions a statement evaluates itself (not those of nested bodies)."""
+    if isinstance(s, AssignStmt):
+        return [s.value]
+    if isinstance(s, EvalStmt):
+        return [s.expr]
+    if isinstance(s, (YieldStmt, ReturnStmt)):
+        return list(s.values)
+    if isinstance(s, IfStmt):
+        return [s.condition]
+    if isinstance(s, ForStmt):
+        return [s.start, s.stop, s.step, *(a.init_value for a in s.iter_args)]
+    if isinstance(s, WhileStmt):
+        return [s.condition, *(a.init_value for a in s.iter_args)]
+    return []
+
+
+def is_alloc(s: Stmt) -> bool:
+    return isinstance(s, AssignStmt) and isinstance(s.var, MemRef)
+
+
+def alloc_stmt(m: MemRef, span: Span | None = None) -> AssignStmt:
+    """`m = block.alloc(space, addr, size, id)`, the statement that defines a buffer."""
+    call = create_op_call("block.alloc", [], {"memory_space": m.memory_space, "addr": m.addr, "size": m.size,
+                                             "id": m.id}, span or m.span)
+    return AssignStmt(m, call, span=span or m.span)
+
+
+def split_allocs(body: Stmt | None) -> tuple[list[AssignStmt], Stmt]:
+    """(the alloc statements at the top level of a body, the body without them)."""
+    stmts = stmt_list(body)
+    return [s for s in stmts if is_alloc(s)], seq([s for s in stmts if not is_alloc(s)])
+
+
+def fresh_memref(space: MemorySpace, size: int, id: int, span: Span | None = None) -> MemRef:
+    return make_memref(space, -1, size, id, span=span)
+
+
+class MemRefRewriter(IRMutator):
+    """Replaces MemRefs everywhere they occur (variable types, call result types, allocs) through
+    `var_map`; every variable whose type changes is rebuilt and its uses follow."""
+
+    visit_types = True
+
+
+def retype_call(c: Call) -> Call:
+    """The call with its result type inferred again from its (retyped) arguments, as the parser would."""
+    infer = getattr(c.op, "infer_type", None)
+    if infer is None:
+        return c
+    try:
+        t = infer(c.args, dict(c.kwargs))
+    except Exception:  # an op that rejects the retyped operands keeps the type it had
+        return c
+    return c if t == c.type else rebuild(c, {"type": t})  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------------
+# buffers the program itself shares, and in-place updates
+
+
+def shares_input(value: object) -> Var | None:
+    """The tile whose buffer an assigned value lives in: a reshape's input (same bytes, new shape),
+    or the source of a plain tile copy `y = x`."""
+    if is_tile_var(value):
+        return value  # type: ignore[return-value]
+    if isinstance(value, Call) and value.op.name == "block.reshape" and value.args and is_tile_var(value.args[0]):
+        return value.args[0]  # type: ignore[return-value]
+    return None
+
+
+def updated_operand(value: object) -> int | None:
+    """Index of the tile operand an op updates in place (`OpDef.result_reuses`: matmul_acc and
+    gemv_acc on the accumulator, assemble on the target), else None."""
+    if not isinstance(value, Call):
+        return None
+    k = getattr(value.op, "result_reuses", None)
+    if k is None or k >= len(value.args) or not is_tile_var(value.args[k]):
+        return None
+    return k
+
+
+def hard_share_source(s: Stmt | None, v: Var) -> Var | None:
+    """The tile whose buffer `v` must share because of how `s` defines it (reshape, copy, in place)."""
+    if not isinstance(s, AssignStmt) or s.var is not v:
+        return None
+    src = shares_input(s.value)
+    if src is None:
+        k = updated_operand(s.value)
+        if k is not None:
+            src = s.value.args[k]  # type: ignore[union-attr]
+    return src
+
+_INPLACE_EXTRA = frozenset({
+    "block.row_expand_add", "block.row_expand_sub", "block.row_expand_mul", "block.row_expand_div",
+    "block.col_expand_add", "block.col_expand_sub", "block.col_expand_mul", "block.col_expand_div",
+    "block.fillpad",
+})
+
+
+def inplace_safe(value: Expr, operand: Var, result_type: Type) -> bool:
+    """True when `value` may write its result into the buffer of `operand` (which dies there)."""
+    if not isinstance(value, Call) or not isinstance(value.op, OpDef):
+        return False
+    op = value.op
+    if op.level is not Level.BLOCK:
+        return False
+    if not (getattr(op.infer, "__module__", "").endswith(".elementwise") or op.name in _INPLACE_EXTRA):
+        return False
+    names = [p.name for p in op.operands]
+    where = [i for i, a in enumerate(value.args) if a is operand]
+    if not where or any(i < len(names) and names[i] == "tmp" for i in where):
+        return False  # scratch operands are written by the op itself
+    ot = operand.type
+    if not isinstance(ot, TileType) or not isinstance(result_type, TileType):
+        return False
+    shape = ot.static_shape()
+    return (shape is not None and shape == result_type.static_shape() and ot.dtype.bits == result_type.dtype.bits
+            and ot.space is result_type.space)
+
+
+# ---------------------------------------------------------------------------------------------
+# dataflow liveness and interference
+
+
+@dataclass
+class Liveness:
+    """Result of `analyze`. `live_after[id(stmt)]` holds for leaf statements (assign, eval, yield)."""
+
+    live_after: dict[int, frozenset[Var]] = field(default_factory=dict)
+    edges: dict[Var, set[Var]] = field(default_factory=lambda: defaultdict(set))
+    defs: list[Var] = field(default_factory=list)  # tile variables in definition order
+    def_stmt: dict[Var, Stmt | None] = field(default_factory=dict)
+
+    def interfere(self, a: Var, b: Var) -> bool:
+        return b in self.edges.get(a, ())
+
+    def order(self) -> dict[Var, int]:
+        return {v: i for i, v in enumerate(self.defs)}
+
+
+class _Flow:
+    def __init__(self, res: Liveness) -> None:
+        self.res = res
+
+    def edge(self, a: Var, others) -> None:
+        for b in others:
+            if b is not a:
+                self.res.edges[a].add(b)
+                self.res.edges[b].add(a)
+
+    def block(self, body: Stmt | None, live: frozenset[Var], loop) -> frozenset[Var]:
+        for s in reversed(stmt_list(body)):
+            live = self.stmt(s, live, loop)
+        return live
+
+    def stmt(self, s: Stmt, live: frozenset[Var], loop) -> frozenset[Var]:
+        if isinstance(s, AssignStmt):
+            self.res.live_after[id(s)] = live
+            uses = tile_uses(s.value)
+            v = s.var
+            if is_tile_var(v):
+                self.edge(v, live)
+                self.edge(v, [u for u in uses if not inplace_safe(s.value, u, v.type)])
+                live = live - {v}
+            return live | frozenset(uses)
+        if isinstance(s, (EvalStmt, YieldStmt)):
+            self.res.live_after[id(s)] = live
+            return live | frozenset(tile_uses(*stmt_exprs(s)))
+        if isinstance(s, ReturnStmt):
+            return frozenset(tile_uses(*s.values))
+        if isinstance(s, BreakStmt):
+            return loop[1] if loop is not None else live
+        if isinstance(s, ContinueStmt):
+            return loop[0] if loop is not None else live
+        if isinstance(s, SeqStmts):
+            return self.block(s, live, loop)
+        if isinstance(s, ScopeStmt):
+            return self.block(s.body, live, loop)
+        if isinstance(s, IfStmt):
+            rvs = frozenset(v for v in s.return_vars if is_tile_var(v))
+            out = live - rvs
+            for r in rvs:
+                self.edge(r, out | rvs)
+            then_in = self.block(s.then_body, out, loop)
+            else_in = self.block(s.else_body, out, loop) if s.else_body is not None else out
+            return then_in | else_in | frozenset(tile_uses(s.condition))
+        if isinstance(s, (ForStmt, WhileStmt)):
+            return self.loop(s, live)
+        return live | frozenset(tile_uses(*stmt_exprs(s)))
+
+    def loop(self, s: ForStmt | WhileStmt, live: frozenset[Var]) -> frozenset[Var]:
+        ias = frozenset(a for a in s.iter_args if is_tile_var(a))
+        rvs = frozenset(v for v in s.return_vars if is_tile_var(v))
+        out = live - rvs
+        for r in rvs:
+            self.edge(r, out | rvs)
+        cond = frozenset(tile_uses(s.condition)) if isinstance(s, WhileStmt) else frozenset()
+        head = (out | cond) - ias  # live where control (re)enters the loop head, before the iter_args
+        exit_live = out | ias
+        for _ in range(64):
+            body_in = self.block(s.body, head, (head | ias, exit_live))
+            new = head | (body_in - ias)
+            if new == head:
+                break
+            head = new
+        after_phi = body_in | cond | out
+        for a in ias:
+            self.edge(a, after_phi | ias)
+        bounds = [s.start, s.stop, s.step] if isinstance(s, ForStmt) else []
+        return head | frozenset(tile_uses(*bounds, *(a.init_value for a in s.iter_args)))
+
+
+class _Defs(IRVisitor):
+    def __init__(self, res: Liveness) -> None:
+        self.res = res
+        self.cur: Stmt | None = None
+
+    def add(self, v: Var, s: Stmt | None) -> None:
+        if is_tile_var(v) and v not in self.res.def_stmt:
+            self.res.defs.append(v)
+            self.res.def_stmt[v] = s
+
+    def walk(self, body: Stmt | None) -> None:
+        for s in stmt_list(body):
+            if isinstance(s, AssignStmt):
+                self.add(s.var, s)
+            elif isinstance(s, (ForStmt, WhileStmt)):
+                for a in s.iter_args:
+                    self.add(a, s)
+                self.walk(s.body)
+                for v in s.return_vars:
+                    self.add(v, s)
+            elif isinstance(s, IfStmt):
+                self.walk(s.then_body)
+                self.walk(s.else_body)
+                for v in s.return_vars:
+                    self.add(v, s)
+            elif isinstance(s, (SeqStmts, ScopeStmt)):
+                self.walk(s.body if isinstance(s, ScopeStmt) else s)
+
+
+def tile_defs(fn: Function, res: Liveness | None = None) -> list[Var]:
+    """The tile variables of a function (parameters first), in definition order."""
+    res = res if res is not None else Liveness()
+    d = _Defs(res)
+    for p in fn.params:
+        d.add(p, None)
+    d.walk(fn.body)
+    return res.defs
+
+
+def analyze(fn: Function) -> Liveness:
+    """Liveness and interference of the tile variables of one function."""
+    res = Liveness()
+    tile_defs(fn, res)
+    flow = _Flow(res)
+    live_in = flow.block(fn.body, frozenset(), None)
+    params = frozenset(p for p in fn.params if is_tile_var(p))
+    for p in params:
+        flow.edge(p, live_in | params)
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# linear lifetimes (statement indices)
+
+
+@dataclass
+class LinearLifetimes:
+    """Statement indices of a body and a `[first, last]` interval per tile variable.
+
+    `stmts[i]` is the statement numbered i (a loop or if is numbered at its header; its nested
+    statements follow). A variable's interval starts where it is defined (an iter_arg at its loop's
+    header, a return var at the last statement inside its loop or if) and ends at its last use,
+    extended to the last statement of any loop that uses it but does not define it.
+    """
+
+    stmts: list[Stmt] = field(default_factory=list)
+    start: dict[Var, int] = field(default_factory=dict)
+    end: dict[Var, int] = field(default_factory=dict)
+    order: list[Var] = field(default_factory=list)
+    def_stmt: dict[Var, Stmt | None] = field(default_factory=dict)
+
+    def live_at(self, i: int) -> list[Var]:
+        return [v for v in self.order if self.start[v] <= i <= self.end[v]]
+
+    def interval(self, v: Var) -> tuple[int, int]:
+        return self.start[v], self.end[v]
+
+
+class _Linear:
+    def __init__(self, res: LinearLifetimes) -> None:
+        self.res = res
+        self.uses: list[tuple[Var, int, tuple[int, ...]]] = []
+        self.loops: dict[int, tuple[int, int]] = {}  # loop number -> (header index, last index)
+        self.stack: list[int] = []
+
+    def define(self, v: Var, i: int, s: Stmt | None) -> None:
+        if is_tile_var(v) and v not in self.res.start:
+            self.res.start[v] = i
+            self.res.order.append(v)
+            self.res.def_stmt[v] = s
+
+    def use(self, exprs: list[Expr], i: int) -> None:
+        for v in tile_uses(*exprs):
+            self.uses.append((v, i, tuple(self.stack)))
+
+    def block(self, body: Stmt | None) -> None:
+        for s in stmt_list(body):
+            self.stmt(s)
+
+    def stmt(self, s: Stmt) -> None:
+        if is_alloc(s):
+            return
+        if isinstance(s, (SeqStmts, ScopeStmt)):
+            self.block(s.body if isinstance(s, ScopeStmt) else s)
+            return
+        i = len(self.res.stmts)
+        self.res.stmts.append(s)
+        if isinstance(s, (ForStmt, WhileStmt)):
+            bounds = [s.start, s.stop, s.step] if isinstance(s, ForStmt) else []
+            self.use(bounds + [a.init_value for a in s.iter_args], i)
+            for a in s.iter_args:
+                self.define(a, i, s)
+            n = len(self.loops)
+            self.loops[n] = (i, i)
+            self.stack.append(n)
+            if isinstance(s, WhileStmt):
+                self.use([s.condition], i)
+            self.block(s.body)
+            self.stack.pop()
+            last = len(self.res.stmts) - 1
+            self.loops[n] = (i, last)
+            for v in s.return_vars:
+                self.define(v, last, s)
+            return
+        if isinstance(s, IfStmt):
+            self.use([s.condition], i)
+            self.block(s.then_body)
+            self.block(s.else_body)
+            for v in s.return_vars:
+                self.define(v, len(self.res.stmts) - 1, s)
+            return
+        self.use(stmt_exprs(s), i)
+        if isinstance(s, AssignStmt):
+            self.define(s.var, i, s)
+
+    def finish(self) -> None:
+        r = self.res
+        for v in r.order:
+            r.end[v] = r.start[v]
+        for v, i, loops in self.uses:
+            if v not in r.start:
+                continue
+            last = i
+            for n in loops:
+                head, end = self.loops[n]
+                if r.start[v] < head:
+                    last = max(last, end)
+                    break  # loops are outermost first: the first one not defining v covers the rest
+            r.end[v] = max(r.end[v], last)
+
+
+def linear_lifetimes(fn: Function) -> LinearLifetimes:
+    res = LinearLifetimes()
+    lin = _Linear(res)
+    for p in fn.params:
+        lin.define(p, 0, None)
+    lin.block(fn.body)
+    lin.finish()
+    return res
+
+
+__all__ = [
+    "LinearLifetimes", "Liveness", "MemRefRewriter", "alloc_stmt", "analyze", "fresh_memref", "hard_share_source",
+    "inplace_safe", "is_alloc", "is_tile_var", "linear_lifetimes", "retype_call", "shares_input", "split_allocs",
+    "stmt_exprs", "tile_defs", "tile_uses", "updated_operand",
+]
