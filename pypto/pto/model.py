@@ -126,7 +126,11 @@ class Op:
 
     `operands` are the plain operands (arith, scf, views); `ins` / `outs` are the destination-passing
     operand groups of PTO instructions; `regions` hold nested blocks (scf.for body, scf.if then/else,
-    scf.while before/after).
+    scf.while before/after). How each op's syntax maps onto these fields is in docs/pto_format.md
+    ("Ops as objects"); `operand_groups` names the parts of `operands`.
+
+    `loc` is the `(line, col)` the parser read the op at (None for ops built in code); it plays no
+    part in equivalence.
     """
 
     name: str
@@ -136,6 +140,7 @@ class Op:
     outs: list[Value] = field(default_factory=list)
     attrs: dict[str, Attr] = field(default_factory=dict)
     regions: list[Block] = field(default_factory=list)
+    loc: tuple[int, int] | None = field(default=None, repr=False)
 
     @property
     def result(self) -> Value:
@@ -153,6 +158,7 @@ class Func:
     body: Block
     results: list[PtoType] = field(default_factory=list)
     attrs: dict[str, Attr] = field(default_factory=dict)
+    loc: tuple[int, int] | None = field(default=None, repr=False)  # where the parser read `func.func`
 
     @property
     def kind(self) -> str:
@@ -173,6 +179,57 @@ class Module:
         return None
 
 
+def operand_groups(op: Op) -> dict[str, list[Value]]:
+    """The named parts of `op.operands` for ops whose syntax has several operand lists.
+
+    `scf.for`: lb, ub, step, inits; `pto.make_tensor_view`: source, shape, strides;
+    `pto.partition_view` / `pto.tensor_slice`: source, offsets, sizes; `pto.alloc_tile`: addr,
+    valid_row, valid_col (present as the type says: `valid_row` iff `v_row` is dynamic);
+    `pto.tensor_reshape`: source, shape; `pto.alloc_tensor`: shape; `pto.tgetval` /
+    `pto.tensor_read`: source, indices; `pto.tensor_write`: value, dest, indices; `scf.condition`:
+    cond, args. Any other op: {"operands": op.operands}. Raises ValueError when the operand count does
+    not fit the op (a malformed op built in code).
+    """
+    o, n = op.operands, op.name
+    if n == "scf.for":
+        _need(op, len(o) >= 3, "lb, ub, step and inits")
+        return {"lb": o[:1], "ub": o[1:2], "step": o[2:3], "inits": o[3:]}
+    if n in ("pto.make_tensor_view", "pto.partition_view", "pto.tensor_slice"):
+        _need(op, len(o) % 2 == 1, "a source and two lists of equal length")
+        k = (len(o) - 1) // 2
+        a, b = ("shape", "strides") if n == "pto.make_tensor_view" else ("offsets", "sizes")
+        return {"source": o[:1], a: o[1:1 + k], b: o[1 + k:]}
+    if n == "pto.alloc_tile":
+        t = op.results[0].type if len(op.results) == 1 else None
+        _need(op, isinstance(t, TileBufT), "one !pto.tile_buf result")
+        dyn_r, dyn_c = t.v_row is None, t.v_col is None
+        n_addr = len(o) - dyn_r - dyn_c
+        _need(op, n_addr in (0, 1), "[addr] then valid_row / valid_col for the dynamic extents")
+        rest = o[n_addr:]
+        return {"addr": o[:n_addr], "valid_row": rest[:dyn_r], "valid_col": rest[dyn_r:]}
+    if n == "pto.tensor_reshape":
+        _need(op, len(o) >= 1, "a source")
+        return {"source": o[:1], "shape": o[1:]}
+    if n == "pto.alloc_tensor":
+        return {"shape": list(o)}
+    if n in ("pto.tgetval", "pto.tensor_read"):
+        _need(op, len(o) >= 1, "a source")
+        return {"source": o[:1], "indices": o[1:]}
+    if n == "pto.tensor_write":
+        _need(op, len(o) >= 2, "a value and a destination")
+        return {"value": o[:1], "dest": o[1:2], "indices": o[2:]}
+    if n == "scf.condition":
+        _need(op, len(o) >= 1, "a condition")
+        return {"cond": o[:1], "args": o[1:]}
+    return {"operands": list(o)}
+
+
+def _need(op: Op, ok: bool, what: str) -> None:
+    if not ok:
+        raise ValueError(f"{op.name} with {len(op.operands)} operand(s) and {len(op.results)} result(s): "
+                         f"expected {what}")
+
+
 def walk(block: Block):
     """Every op in a block, depth first, regions included."""
     for op in block.ops:
@@ -183,5 +240,5 @@ def walk(block: Block):
 
 __all__ = [
     "I1", "INDEX", "Attr", "Block", "EnumAttr", "Func", "Module", "Op", "PartitionViewT", "PtoType", "PtrT",
-    "ScalarT", "Sym", "TensorT", "TensorViewT", "TileBufT", "Value", "walk",
+    "ScalarT", "Sym", "TensorT", "TensorViewT", "TileBufT", "Value", "operand_groups", "walk",
 ]
