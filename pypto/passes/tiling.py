@@ -1,0 +1,459 @@
+"""Tiling: the Tensor graph -> Tile graph step of ConvertTensorToBlockOps.
+
+Two parts: `lower`, the rule that turns one tensor op of a kernel into tile ops (the op's
+`tile_form` plus the special cases: views, creation, scalar access, assemble, matmul, row
+reductions, broadcasts), and the row tiling of row-local kernels.
+
+A kernel whose tensor ops are all *row-local* — elementwise, tile x scalar, unary, cast, row
+reductions and row broadcasts on the last axis, column broadcasts of a [1, N] operand, expands —
+over rank-2 tensors that share their leading dimension R (or have a leading 1) computes each row
+on its own. When R is dynamic, or the tiles of the whole tensors would not fit the target's Vec
+memory with 2x headroom, it runs as a loop over blocks of `rb` rows:
+
+    rows = tensor.dim(x, 0)                         # or the constant R
+    for r0, (y_acc, ...) in range(0, rows, rb, init_values=(y_out, ...)):
+        valid_rows = min(rb, rows - r0)             # only when the last block can be partial
+        x_tile = block.load(x, [r0, 0], [rb, C], [valid_rows, C])
+        ...                                         # the kernel's ops on [rb, C] tiles
+        y_store = block.store(y_tile, [r0, 0], y_acc)
+        y_res = yield_(y_store, ...)
+    return y_res, ...
+
+`rb` is the largest power of two (at most R) such that every tile of one block fits in half of
+`ctx.target.capacity(Vec)`. [1, N] operands are loaded whole in each block. The last dimension
+must be static. Kernels that are not row-local keep whole-tensor tiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Add, Call, ConstInt, Expr, IterArg, MakeTuple, Min, Sub, Var, scalar_type
+from pypto.ir.function import Function
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, seq, stmt_list
+from pypto.ir.structural import structural_equal
+from pypto.ir.types import ScalarType, TensorType
+from pypto.ops.registry import OPS
+from pypto.ops.typing import dim_eq
+
+from .base import PassError
+from .outline_utils import flatten_items, use_counts
+
+Vec, Mat, Left, Right, Acc = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
+DYNAMIC_HINT = ("tensor-level kernels are tiled automatically only when every op is row-local (elementwise, row "
+                "reductions, broadcasts) and the last dimension is static; write this kernel with explicit "
+                "pl.load tiles of a static shape (valid_shapes=[...] covers a dynamic extent)")
+
+
+# ---------------------------------------------------------------------------------------------
+# values of a kernel under conversion
+
+
+@dataclass(eq=False)
+class Window:
+    """A region of a DDR tensor, not (yet) loaded: a parameter, a view of one, a store result."""
+
+    tensor: Expr  # the DDR tensor in the new body
+    root: Var | None  # the parameter it belongs to
+    offsets: tuple[Expr, ...]
+    shape: tuple[Expr, ...]
+    valid: tuple[Expr, ...] | None
+    slot: list  # loads go here, right after the definition, so they dominate every use
+    alias: bool = False  # holds stores (the tensor is an output this kernel writes)
+    cache: dict = field(default_factory=dict)
+
+    @property
+    def full(self) -> bool:
+        t = self.tensor.type
+        return (all(isinstance(o, ConstInt) and o.value == 0 for o in self.offsets) and self.valid is None
+                and len(self.shape) == len(t.shape) and all(structural_equal(a, b) for a, b in zip(self.shape, t.shape)))
+
+
+@dataclass(eq=False)
+class TileVal:
+    """A value held in a tile; moves to other memory spaces go into `slot` (after its definition)."""
+
+    var: Var
+    slot: list
+    cache: dict = field(default_factory=dict)
+
+
+def zeros(n: int) -> tuple[Expr, ...]:
+    return tuple(ConstInt(0) for _ in range(n))
+
+
+def add_index(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, ConstInt) and a.value == 0:
+        return b
+    if isinstance(b, ConstInt) and b.value == 0:
+        return a
+    if isinstance(a, ConstInt) and isinstance(b, ConstInt):
+        return ConstInt(a.value + b.value)
+    return Add(a, b, DataType.INDEX)
+
+# ---------------------------------------------------------------------------------------------
+# one tensor op -> tile ops (`conv` is the ConvertTensorToBlockOps kernel converter)
+
+_BINARY = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
+_EXPANDS = frozenset({"add", "sub", "mul", "div"})
+_COMMUTATIVE = frozenset({"add", "mul"})
+_REDUCTIONS = frozenset({"tensor.row_sum", "tensor.row_max", "tensor.row_min"})
+
+
+def lower(conv, c: Call, s: Stmt):
+    """The converted value of the tensor op `c` (statement `s`): a TileVal or Window bound to the
+    statement's variable, or an expression (a scalar, or the call of an effect) to emit."""
+    name = c.op_name
+    hint = s.var.name if isinstance(s, AssignStmt) else name.split(".")[1]
+    special = _SPECIAL.get(name)
+    if special is not None:
+        return special(conv, c, s, hint)
+    if name in _REDUCTIONS:
+        return _reduce(conv, c, s, hint)
+    family = name.split(".")[1]
+    if family in _BINARY:
+        return _binary(conv, c, s, hint, family)
+    form = c.op.tile_form
+    if form is None:
+        raise PassError(f"{name} cannot run inside a kernel (it has no tile form)", s.span,
+                        hint="compute it in the orchestration, outside pl.incore()")
+    args = []
+    for p, a in zip(c.op.operands, c.args):
+        if p.kind in ("tensor", "value"):
+            args.append(conv.as_tile(a, Vec, span=s.span))
+        else:
+            if p.kind == "shape":
+                _static(conv, a, s)
+            args.append(conv.remap.visit(a))
+    return conv.tile(hint, conv.op(form, args, dict(c.kwargs), s.span), s.span)
+
+
+def _static(conv, shape: Expr, s: Stmt) -> tuple[int, ...]:
+    dims = shape.elements if isinstance(shape, MakeTuple) else ()
+    if not all(isinstance(d, ConstInt) for d in dims):
+        raise PassError(f"kernel {conv.fn.name} makes a tile of a dynamic shape here; tile shapes must be static",
+                        s.span, hint=DYNAMIC_HINT)
+    return tuple(d.value for d in dims)
+
+
+def _binary(conv, c: Call, s: Stmt, hint: str, family: str):
+    a = conv.as_tile(c.args[0], Vec, span=s.span)
+    b = conv.as_tile(c.args[1], Vec, span=s.span)
+    sa, sb = a.type.static_shape(), b.type.static_shape()
+    op = f"block.{family}"
+    if sa != sb and len(sa) == 2 and len(sb) == 2:
+        if family in _COMMUTATIVE and (sa[1] == 1 or sa[0] == 1) and sb[0] != 1 and sb[1] != 1:
+            a, b, sa, sb = b, a, sb, sa  # the broadcast operand goes right
+        if family in _EXPANDS and sb[1] == 1 and sa[1] != 1 and sb[0] == sa[0]:
+            op = f"block.row_expand_{family}"
+        elif family in _EXPANDS and sb[0] == 1 and sa[0] != 1 and sb[1] == sa[1]:
+            op = f"block.col_expand_{family}"
+    return conv.tile(hint, conv.op(op, [a, b], {}, s.span), s.span)
+
+
+def _reduce(conv, c: Call, s: Stmt, hint: str):
+    x = conv.as_tile(c.args[0], Vec, span=s.span)
+    shape = x.type.static_shape()
+    op = "block." + c.op_name.split(".")[1]
+    if len(shape) == 1:  # a vector reduces as one row
+        x = conv.let(f"{x.name}_row", conv.op("block.reshape", [x, (1, shape[0])], {}, s.span), s.span)
+        shape = (1, shape[0])
+    tmp = conv.let(f"{hint}_tmp", conv.op("block.create_tile", [shape], {"dtype": x.type.dtype,
+                                                                       "target_memory": Vec}, s.span), s.span)
+    out = conv.tile(hint, conv.op(op, [x, tmp], {}, s.span), s.span)
+    if len(c.type.shape) == 1:
+        return conv.tile(hint, conv.op("block.reshape", [out.var, (1,)], {}, s.span), s.span)
+    return out
+
+
+def _matmul(conv, c: Call, s: Stmt, hint: str):
+    kw = dict(c.kwargs)
+    acc_form = c.op_name == "tensor.matmul_acc"
+    lhs, rhs = c.args[1:] if acc_form else c.args[:2]
+    a = conv.as_tile(lhs, Left, bool(kw.get("a_trans")), s.span)
+    b = conv.as_tile(rhs, Right, bool(kw.get("b_trans")), s.span)
+    if acc_form:
+        call = conv.op("block.matmul_acc", [conv.as_tile(c.args[0], Acc, span=s.span), a, b], {}, s.span)
+    else:
+        call = conv.op("block.matmul", [a, b], {}, s.span)
+    out = conv.tile(hint if call.type.dtype is c.type.dtype else f"{hint}_acc", call, s.span)
+    if out.var.type.dtype is not c.type.dtype:  # out_dtype: cast on the vector unit
+        v = conv.as_tile(out, Vec, span=s.span)
+        return conv.tile(hint, conv.op("block.cast", [v], {"target_type": c.type.dtype}, s.span), s.span)
+    return out
+
+
+def _view(conv, c: Call, s: Stmt, hint: str):
+    src = conv.value(c.args[0])
+    shape = conv.remap.visit(c.args[1]).elements
+    offs = conv.remap.visit(c.args[2]).elements
+    valid = conv.remap.visit(c.args[3]).elements if len(c.args) > 3 else None
+    if isinstance(src, Window):
+        slot: list = []
+        conv.items.append(slot)
+        return Window(src.tensor, src.root, tuple(add_index(a, b) for a, b in zip(src.offsets, offs)), shape,
+                      valid, slot)
+    _static(conv, c.args[1], s)
+    t = conv.as_tile(c.args[0], Vec, span=s.span)
+    return conv.tile(hint, conv.op("block.view", [t, shape, offs, *([valid] if valid else [])], {}, s.span), s.span)
+
+
+def _create(conv, c: Call, s: Stmt, hint: str):
+    shape = _static(conv, conv.remap.visit(c.args[0]), s)
+    dt = c.type.dtype
+    if _overwritten(conv, s, shape):
+        call = conv.op("block.create_tile", [shape], {"dtype": dt, "target_memory": Vec}, s.span)
+    else:  # created tensors read as zeros
+        call = conv.op("block.full", [shape], {"dtype": dt, "value": 0.0 if dt.is_float else 0}, s.span)
+    return conv.tile(hint, call, s.span)
+
+
+def _overwritten(conv, s: Stmt, shape: tuple[int, ...]) -> bool:
+    """Every use of the created tensor writes it completely (an assemble of its own shape at 0)."""
+    uses = conv.uses.get(s.var, []) if isinstance(s, AssignStmt) else []
+    for call, i in uses:
+        if call is None or call.op_name != "tensor.assemble" or i != 0:
+            return False
+        src = call.args[1].type
+        offs = call.args[2].elements if isinstance(call.args[2], MakeTuple) else (None,)
+        if src.static_shape() != shape or not all(isinstance(o, ConstInt) and o.value == 0 for o in offs):
+            return False
+    return bool(uses)
+
+
+def _dim(conv, c: Call, s: Stmt, hint: str):
+    x = c.args[0]
+    t = x.type
+    axis = c.kwarg("axis") % t.rank
+    d = t.shape[axis]
+    if isinstance(d, ConstInt):
+        return d
+    v = conv.value(x)
+    if isinstance(v, Window) and v.full:
+        return conv.op("tensor.dim", [v.tensor], {"axis": axis}, s.span)
+    for p in conv.fn.params:
+        if isinstance(p.type, TensorType):
+            for k, pd in enumerate(p.type.shape):
+                if structural_equal(pd, d):
+                    return conv.op("tensor.dim", [p], {"axis": k}, s.span)
+    return conv.remap.visit(d)
+
+
+def _read(conv, c: Call, s: Stmt, hint: str):
+    v = conv.value(c.args[0])
+    idx = conv.remap.visit(c.args[1]).elements
+    if isinstance(v, TileVal):
+        return conv.op("block.read", [conv.as_tile(v, Vec, span=s.span), idx], {}, s.span)
+    ones = tuple(1 for _ in idx)
+    offs = tuple(add_index(a, b) for a, b in zip(v.offsets, idx))
+    cell = conv.let(f"{hint}_cell", conv.op("block.load", [v.tensor, offs, ones, ones],
+                                            {"target_memory": Vec, "transpose": False}, s.span), s.span)
+    conv.read.add(v.root)
+    return conv.op("block.read", [cell, zeros(len(idx))], {}, s.span)
+
+
+def _write(conv, c: Call, s: Stmt, hint: str):
+    v = conv.value(c.args[0])
+    idx = conv.remap.visit(c.args[1]).elements
+    value = conv.remap.visit(c.args[2])
+    if isinstance(v, TileVal):
+        return conv.op("block.write", [conv.as_tile(v, Vec, span=s.span), idx, value], {}, s.span)
+    ones = tuple(1 for _ in idx)
+    cell = conv.let(f"{hint}_cell", conv.op("block.create_tile", [ones], {"dtype": c.args[0].type.dtype,
+                                                                        "target_memory": Vec}, s.span), s.span)
+    conv.items.append(EvalStmt(conv.op("block.write", [cell, zeros(len(idx)), value], {}, s.span), span=s.span))
+    conv.written.add(v.root)
+    v.alias = True  # the tensor now holds a store of this kernel
+    offs = tuple(add_index(a, b) for a, b in zip(v.offsets, idx))
+    return conv.op("block.store", [cell, offs, v.tensor], {}, s.span)
+
+
+def _assemble(conv, c: Call, s: Stmt, hint: str):
+    tgt = conv.value(c.args[0])
+    off = conv.remap.visit(c.args[2]).elements
+    if isinstance(tgt, Window):
+        src = conv.tile_for_store(c.args[1], s)
+        offs = tuple(add_index(a, b) for a, b in zip(tgt.offsets, off))
+        st = conv.let(hint, conv.op("block.store", [src, offs, tgt.tensor], {}, s.span), s.span)
+        conv.written.add(tgt.root)
+        slot: list = []
+        conv.items.append(slot)
+        return Window(st, tgt.root, tgt.offsets, tgt.shape, tgt.valid, slot, alias=True)
+    t = conv.as_tile(tgt, Vec, span=s.span)
+    src = conv.as_tile(c.args[1], Vec, span=s.span)
+    return conv.tile(hint, conv.op("block.assemble", [t, src, off], {}, s.span), s.span)
+
+
+_SPECIAL = {
+    "tensor.view": _view, "tensor.create": _create, "tensor.dim": _dim, "tensor.read": _read,
+    "tensor.write": _write, "tensor.assemble": _assemble, "tensor.matmul": _matmul, "tensor.matmul_acc": _matmul,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# row tiling
+
+ROW_LOCAL_OPS = frozenset({
+    "tensor.add", "tensor.sub", "tensor.mul", "tensor.div", "tensor.maximum", "tensor.minimum",
+    "tensor.add_scalar", "tensor.sub_scalar", "tensor.mul_scalar", "tensor.div_scalar",
+    "tensor.exp", "tensor.log", "tensor.sqrt", "tensor.rsqrt", "tensor.recip", "tensor.neg", "tensor.abs",
+    "tensor.relu", "tensor.cast",
+    "tensor.row_sum", "tensor.row_max", "tensor.row_min",
+    "tensor.row_expand", "tensor.row_expand_add", "tensor.row_expand_sub", "tensor.row_expand_mul",
+    "tensor.row_expand_div",
+    "tensor.col_expand", "tensor.col_expand_add", "tensor.col_expand_sub", "tensor.col_expand_mul",
+    "tensor.col_expand_div",
+    "tensor.expands",
+})
+assert ROW_LOCAL_OPS <= set(OPS), sorted(ROW_LOCAL_OPS - set(OPS))
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    """How a row-local kernel is tiled: R rows in blocks of `rb`."""
+
+    rows: Expr  # R, the shared leading dimension
+    rows_param: Var | None  # a tensor parameter whose dimension 0 is R (read with tensor.dim when dynamic)
+    rb: int
+    ragged: bool  # the last block may be partial (dynamic R, or R not a multiple of rb)
+
+    @property
+    def static_rows(self) -> int | None:
+        return self.rows.value if isinstance(self.rows, ConstInt) else None
+
+
+def _is_one(d: Expr) -> bool:
+    return isinstance(d, ConstInt) and d.value == 1
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n >= 1 else 0
+
+
+def plan_tiling(fn: Function, capacity: int) -> TilePlan | None:
+    """The tiling of a row-local kernel that needs it; None for whole-tensor tiles."""
+    body = stmt_list(fn.body)
+    if not body or not isinstance(body[-1], ReturnStmt):
+        return None
+    values: list[Var] = []  # tensor values the kernel computes
+    reduced: list[Var] = []  # inputs of row reductions (each needs a scratch tile)
+    for s in body[:-1]:
+        if not isinstance(s, AssignStmt):
+            return None
+        v = s.value
+        if isinstance(v, Call):
+            if v.op_name == "tensor.dim" and isinstance(s.var.type, ScalarType):
+                continue
+            if v.op_name not in ROW_LOCAL_OPS or not isinstance(s.var.type, TensorType):
+                return None
+            values.append(s.var)
+            if v.op_name in _REDUCTIONS:
+                reduced.append(v.args[0])
+        elif not isinstance(s.var.type, ScalarType):
+            return None
+    used = use_counts(fn.body)
+    params = [p for p in fn.params if isinstance(p.type, TensorType) and used[p]]
+    tensors = params + values
+    if not values or any(t.type.rank != 2 for t in tensors):
+        return None
+    rows: Expr | None = None
+    for t in tensors:
+        lead = t.type.shape[0]
+        if _is_one(lead):
+            continue
+        if rows is None:
+            rows = lead
+        elif dim_eq(rows, lead) is not True:
+            return None  # mixed leading dimensions: not a row-parallel kernel
+    if rows is None:
+        return None
+    for t in tensors:
+        if not isinstance(t.type.shape[1], ConstInt):
+            raise PassError(f"the last dimension of {t.name} ({t.type.shape[1]!r}) is dynamic; a tensor-level kernel "
+                            f"is tiled over its rows, so its last dimension must be static",
+                            t.span if t.span.is_known else fn.span,
+                            hint="give the last dimension a fixed size, or write the kernel with explicit pl.load "
+                                 "tiles (valid_shapes=[...] covers a dynamic extent)")
+    per_row, fixed = 0, 0
+    for t in tensors + reduced:
+        nbytes = t.type.shape[1].value * t.type.dtype.bits // 8
+        if _is_one(t.type.shape[0]):
+            fixed += nbytes
+        else:
+            per_row += nbytes
+    budget = capacity // 2
+    static = rows.value if isinstance(rows, ConstInt) else None
+    if static is not None and static * per_row + fixed <= budget:
+        return None  # fits as whole-tensor tiles
+    rb = _pow2_floor((budget - fixed) // per_row) if per_row else 0
+    if static is not None:
+        rb = min(rb, _pow2_floor(static))
+    if rb < 1:
+        raise PassError(f"kernel {fn.name}: one row of its tiles needs {per_row + fixed} bytes, more than half of "
+                        f"the Vec memory ({capacity} bytes)", fn.span,
+                        hint="split the columns in the orchestration (pl.view) or write the kernel with explicit tiles")
+    rows_param = next((p for p in params if dim_eq(p.type.shape[0], rows) is True), None)
+    ragged = static is None or static % rb != 0
+    return TilePlan(rows, rows_param, rb, ragged)
+
+
+def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var]]:
+    """The body of a tiled kernel (as converter items) and its new Out parameters.
+
+    `conv` is the ConvertTensorToBlockOps kernel converter: it converts the statements of one row
+    block given the windows of the parameters."""
+    outer: list = []
+    conv.items = outer
+    body = stmt_list(fn.body)
+    ret = body[-1]
+    if plan.static_rows is not None:
+        rows: Expr = plan.rows
+    elif plan.rows_param is not None:
+        rows = conv.let("rows", conv.op("tensor.dim", [plan.rows_param], {"axis": 0}, fn.span), fn.span)
+    else:
+        rows = plan.rows
+    outs = [conv.out_param(v, i) for i, v in enumerate(ret.values)]
+    names = [o.name.removesuffix("_out") for o in outs]
+    accs = [IterArg(f"{n}_acc", o.type, o, span=o.span) for n, o in zip(names, outs)]
+    r0 = Var("r0", scalar_type(DataType.INDEX), span=fn.span)
+    inner: list = []
+    conv.items = inner
+    valid = None
+    if plan.ragged:
+        valid = Var("valid_rows", scalar_type(DataType.INDEX), span=fn.span)
+        inner.append(AssignStmt(valid, Min(ConstInt(plan.rb), Sub(rows, r0, DataType.INDEX), DataType.INDEX),
+                                span=fn.span))
+    zero = ConstInt(0)
+    for p in fn.params:
+        if not isinstance(p.type, TensorType):
+            continue
+        cols = p.type.shape[1]
+        slot: list = []
+        inner.append(slot)
+        if p.type.rank == 2 and _is_one(p.type.shape[0]):
+            conv.bind(p, Window(p, p, (zero, zero), (ConstInt(1), cols), None, slot))
+        elif p.type.rank == 2:
+            vshape = (valid, cols) if valid is not None else None
+            conv.bind(p, Window(p, p, (r0, zero), (ConstInt(plan.rb), cols), vshape, slot))
+        else:
+            conv.bind(p, Window(p, p, tuple(zero for _ in p.type.shape), p.type.shape, None, slot))
+    conv.convert_stmts(body[:-1])
+    stores = []
+    for e, acc, n in zip(ret.values, accs, names):
+        tile = conv.tile_for_store(e, ret)
+        offs = MakeTuple((zero if _is_one(e.type.shape[0]) else r0, zero))  # [1, N] results: the same row each time
+        stores.append(conv.let(f"{n}_store", conv.op("block.store", [tile, offs, acc], {}, ret.span), ret.span))
+    inner.append(YieldStmt(tuple(stores), span=ret.span))
+    results = [Var(f"{n}_res", a.type, span=a.span) for n, a in zip(names, accs)]
+    loop = ForStmt(r0, ConstInt(0), rows, ConstInt(plan.rb), tuple(accs), seq(flatten_items(inner), fn.span),
+                   tuple(results), span=fn.span)
+    conv.items = outer
+    outer.append(loop)
+    outer.append(ReturnStmt(tuple(results), span=ret.span))
+    return outer, outs
+
+
+__all__ = ["DYNAMIC_HINT", "ROW_LOCAL_OPS", "TilePlan", "TileVal", "Window", "add_index", "build_tiled_body", "lower",
+           "plan_tiling", "zeros"]
