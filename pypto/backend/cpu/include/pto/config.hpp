@@ -13,6 +13,20 @@
 #define PTO_NEON 1
 #endif
 
+// AMX tile paths (bf16 -> fp32 and int8 -> int32 matmul). Compiled in when the target has AMX
+// (and, for int8, the AVX512-VNNI quad layout); at run time they are used only after the kernel has
+// granted this process the tile state (see amx.hpp), else the AVX-512 paths run. -DPTO_NO_AMX
+// compiles them out (and with them the bf16 pair layout of Right tiles).
+#if defined(__x86_64__) && defined(__linux__) && defined(__AMX_TILE__) && defined(__AVX512F__) && \
+    defined(__AVX512BW__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PTO_NO_AMX)
+#if defined(__AMX_BF16__)
+#define PTO_AMX_BF16 1
+#endif
+#if defined(__AMX_INT8__) && defined(__AVX512VNNI__)
+#define PTO_AMX_INT8 1
+#endif
+#endif
+
 #define PTO_INLINE inline __attribute__((always_inline))
 #define PTO_NOINLINE __attribute__((noinline))
 #define PTO_RESTRICT __restrict__

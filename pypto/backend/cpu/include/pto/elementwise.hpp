@@ -145,9 +145,11 @@ template <class V> PTO_INLINE V round_by(V x, RoundMode m) {
     case RoundMode::CEIL: return simd::vceil(x);
     case RoundMode::NONE:
     case RoundMode::TRUNC: return simd::vtrunc(x);
-    case RoundMode::ROUND: {  // half away from zero, exactly as the reference: floor(x+.5) / ceil(x-.5)
+    case RoundMode::ROUND: {  // half away from zero, exactly (the reference's floor(x+.5) / ceil(x-.5) in
+      // float64): x - trunc(x) is exact, so no rounding of x + 0.5 can push 0.49999997 up to 1
       using L = simd::lane_t<V>;
-      return simd::select(x >= L(0), simd::vfloor(x + L(0.5)), simd::vceil(x - L(0.5)));
+      const V t = simd::vtrunc(x), d = x - t;
+      return simd::select(d >= L(0.5), t + L(1), simd::select(d <= L(-0.5), t - L(1), t));
     }
     default: return simd::vrint(x);  // RINT, ODD, CAST_RINT: half to even
   }

@@ -1,14 +1,18 @@
 // pto/matmul.hpp -- TMATMUL / TMATMUL_ACC / TMATMUL_BIAS / TGEMV*: Acc = Left @ Right (+ acc / bias).
 //
-// Left is row-major (the kernel broadcasts A elements straight from it); Right is packed in column
-// panels (tile.hpp RightLayout). fp32 / fp16 / bf16 inputs accumulate in fp32, int8 in int32.
-//   fp32           register-blocked micro-kernel (AVX-512 14x32, AVX2 6x16, NEON 6x16, SSE 4x8)
-//   bf16           AVX512-BF16 vdpbf16ps kernel on k-pair panels; else converted to fp32
-//   int8           AVX512-VNNI vpdpbusd kernel on k-quad panels; else converted to int32
-//   fp16           converted to fp32 (per call, into per-thread scratch), then the fp32 kernel
+// Left is row-major (the kernels read A straight from it); Right is packed in column panels
+// (tile.hpp RightLayout). fp32 / fp16 / bf16 inputs accumulate in fp32, int8 in int32.
+//   fp32   register-blocked micro-kernel: AVX-512 14x32 hand-scheduled asm (gemm_avx512.hpp), AVX2
+//          6x16, NEON 6x16, SSE/generic 4x8 (GCC vector extensions)
+//   bf16   AMX tdpbf16ps on k-pair panels (amx.hpp) when the target has AMX-BF16 and the kernel grants
+//          the tile state; else vdpbf16ps (-DPTO_USE_BF16_DOT) or widened to fp32
+//   int8   AMX tdpbssd, else AVX512-VNNI vpdpbusd, on k-quad panels; else widened to int32
+//   fp16   widened to fp32 (per call, into per-thread scratch), then the fp32 kernel
 // Result region: rows [0, dst.vr), cols [0, dst.vc); inner dimension K = lhs.vc (= rhs.vr).
 #pragma once
 #include "memory.hpp"
+#include "gemm_avx512.hpp"
+#include "amx.hpp"
 
 namespace pto {
 namespace gemm {
@@ -67,8 +71,8 @@ template <class CT> struct Kern {
 
 // Blocked driver for G == 1 packed B (KR x NC static shape of the Right tile).
 template <class CT>
-PTO_NOINLINE void driver(int M, int N, int K, const CT* A, long lda, const CT* Bpk, int KR, int NC, CT* C, long ldc,
-                         const CT* C0, long ldc0) {
+PTO_NOINLINE void driver_vec(int M, int N, int K, const CT* A, long lda, const CT* Bpk, int KR, int NC, CT* C,
+                             long ldc, const CT* C0, long ldc0) {
   constexpr int P = kNR;
   const int np = (N + P - 1) / P;
   const auto kfull = Kern<CT>::pick(kMR);
@@ -97,6 +101,54 @@ PTO_NOINLINE void driver(int M, int N, int K, const CT* A, long lda, const CT* B
     }
     k0 += kKC;
   } while (k0 < K);
+}
+
+#if defined(PTO_GEMM_ASM)
+// fp32 driver on the asm kernels: K blocks of kKC (a 32-column B panel of a block, 32 KiB, stays in
+// L1 while every row block streams its A rows past it); M split into nearly equal blocks of <= 14
+// rows (e.g. 128 = 9 x 13 + 11) so no block runs a latency-bound 1- or 2-row kernel.
+PTO_NOINLINE inline void driver_asm(int M, int N, int K, const float* A, long lda, const float* Bpk, int KR, int NC,
+                                    float* C, long ldc, const float* C0, long ldc0) {
+  constexpr int P = 32;
+  static_assert(kNR == P);
+  const int np = (N + P - 1) / P;
+  const int nb = (M + 13) / 14, base = M / nb, extra = M % nb;
+  int k0 = 0;
+  do {
+    const int kc = std::min(kKC, K - k0);
+    const float* init = k0 == 0 ? C0 : C;
+    const long ldi = k0 == 0 ? ldc0 : ldc;
+    for (int p = 0; p < np; ++p) {
+      const int w = std::min(P, NC - p * P), n = std::min(P, N - p * P);
+      const float* bp = Bpk + long(p) * P * KR + long(k0) * w;
+      if (w < P) {  // narrow last panel: widen into scratch so the kernel always reads P columns
+        float* t = static_cast<float*>(scratch(4, sizeof(float) * size_t(std::max(kc, 1)) * P));
+        for (int k = 0; k < kc; ++k) {
+          std::memcpy(t + long(k) * P, bp + long(k) * w, sizeof(float) * size_t(w));
+          std::memset(static_cast<void*>(t + long(k) * P + w), 0, sizeof(float) * size_t(P - w));
+        }
+        bp = t;
+      }
+      int i = 0;
+      for (int b = 0; b < nb; ++b) {
+        const int m = base + (b < extra ? 1 : 0);
+        asm_kernel(m)(kc, A + i * lda + k0, lda, bp, C + i * ldc + p * P, ldc,
+                      init ? init + i * ldi + p * P : nullptr, ldi, n);
+        i += m;
+      }
+    }
+    k0 += kKC;
+  } while (k0 < K);
+}
+#endif
+
+template <class CT>
+PTO_INLINE void driver(int M, int N, int K, const CT* A, long lda, const CT* Bpk, int KR, int NC, CT* C, long ldc,
+                       const CT* C0, long ldc0) {
+#if defined(PTO_GEMM_ASM)
+  if constexpr (std::is_same_v<CT, float>) return driver_asm(M, N, K, A, lda, Bpk, KR, NC, C, ldc, C0, ldc0);
+#endif
+  driver_vec<CT>(M, N, K, A, lda, Bpk, KR, NC, C, ldc, C0, ldc0);
 }
 
 #if defined(__AVX512BF16__) && defined(PTO_USE_BF16_DOT)
@@ -138,11 +190,14 @@ PTO_NOINLINE void ukr_bf16(int K, const bf16* A, long lda, const bf16* B, float*
 #endif
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-// int8 x int8 -> int32 with vpdpbusd: sum((a ^ 0x80) * b) - 128 * sum(b). B: k-quad panels of 32
-// columns (128 bytes per quad row); colsum: the 32 column sums of B over this K range.
+// int8 x int8 -> int32 with vpdpbusd (unsigned x signed bytes): B is made unsigned, not A, so there
+// are two xors per k quad instead of one per row: sum(a * (b ^ 0x80)) = sum(a * b) + 128 * sum(a),
+// and rowsum (sum of each A row over this K range, from the driver) takes the 128 * sum(a) back out.
+// B: k-quad panels of 32 columns (128 bytes per quad row; k past K is zero there, and A bytes past K
+// are read as zero).
 template <int MR, bool CLAMP>
-PTO_NOINLINE void ukr_i8(int K, const int8_t* A, long lda, const int8_t* B, const int32_t* colsum, int32_t* C, long ldc,
-                         const int32_t* C0, long ldc0, int m, int n) {
+PTO_NOINLINE void ukr_i8(int K, const int8_t* A, long lda, const int8_t* B, const int32_t* rowsum, int32_t* C,
+                         long ldc, const int32_t* C0, long ldc0, int m, int n) {
   __m512i c[MR][2];
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < 2; ++v)
@@ -151,22 +206,46 @@ PTO_NOINLINE void ukr_i8(int K, const int8_t* A, long lda, const int8_t* B, cons
   for (int i = 0; i < MR; ++i) ap[i] = A + (CLAMP ? (i < m ? i : m - 1) : i) * lda;
   const int K4 = K / 4, kt = K & 3;
   const __m512i flip = _mm512_set1_epi32(int32_t(0x80808080u));
-  for (int kq = 0; kq < K4 + (kt ? 1 : 0); ++kq) {
-    const __m512i b0 = _mm512_loadu_si512(B + kq * 128), b1 = _mm512_loadu_si512(B + kq * 128 + 64);
+  for (int kq = 0; kq < K4; ++kq) {
+    const __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512(B + kq * 128), flip);
+    const __m512i b1 = _mm512_xor_si512(_mm512_loadu_si512(B + kq * 128 + 64), flip);
     for (int i = 0; i < MR; ++i) {
-      int32_t q = 0;
-      std::memcpy(&q, ap[i] + 4 * kq, kq < K4 ? 4 : size_t(kt));
-      const __m512i a = _mm512_xor_si512(_mm512_set1_epi32(q), flip);
-      c[i][0] = _mm512_dpbusd_epi32(c[i][0], a, b0);
-      c[i][1] = _mm512_dpbusd_epi32(c[i][1], a, b1);
+      int32_t q;
+      std::memcpy(&q, ap[i] + 4 * kq, 4);
+      const __m512i a = _mm512_set1_epi32(q);
+      c[i][0] = _mm512_dpbusd_epi32(c[i][0], b0, a);
+      c[i][1] = _mm512_dpbusd_epi32(c[i][1], b1, a);
     }
   }
-  const __m512i s0 = _mm512_slli_epi32(_mm512_loadu_si512(colsum), 7), s1 = _mm512_slli_epi32(_mm512_loadu_si512(colsum + 16), 7);
+  if (kt) {  // last partial quad: A bytes past K read as 0
+    const __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512(B + K4 * 128), flip);
+    const __m512i b1 = _mm512_xor_si512(_mm512_loadu_si512(B + K4 * 128 + 64), flip);
+    for (int i = 0; i < MR; ++i) {
+      int32_t q = 0;
+      std::memcpy(&q, ap[i] + 4 * K4, size_t(kt));
+      const __m512i a = _mm512_set1_epi32(q);
+      c[i][0] = _mm512_dpbusd_epi32(c[i][0], b0, a);
+      c[i][1] = _mm512_dpbusd_epi32(c[i][1], b1, a);
+    }
+  }
   for (int i = 0; i < MR; ++i)
     if (i < m) {
-      st_part<int32_t>(C + i * ldc, (VV<int32_t>)_mm512_sub_epi32(c[i][0], s0), n);
-      st_part<int32_t>(C + i * ldc + 16, (VV<int32_t>)_mm512_sub_epi32(c[i][1], s1), n - 16);
+      const __m512i s = _mm512_set1_epi32(rowsum[i] * 128);
+      st_part<int32_t>(C + i * ldc, (VV<int32_t>)_mm512_sub_epi32(c[i][0], s), n);
+      st_part<int32_t>(C + i * ldc + 16, (VV<int32_t>)_mm512_sub_epi32(c[i][1], s), n - 16);
     }
+}
+// sums[i] = sum of A[i][0..kc) for i < M (int8 bytes, int32 sums)
+PTO_NOINLINE inline void int8_row_sums(int M, int kc, const int8_t* A, long lda, int32_t* sums) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int i = 0; i < M; ++i) {
+    const int8_t* a = A + i * lda;
+    __m512i acc = _mm512_setzero_si512();
+    int k = 0;
+    for (; k + 64 <= kc; k += 64) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(a + k));
+    if (k < kc) acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(kc - k)), a + k));
+    sums[i] = _mm512_reduce_add_epi32(acc);
+  }
 }
 #endif
 
@@ -174,7 +253,7 @@ PTO_NOINLINE void ukr_i8(int K, const int8_t* A, long lda, const int8_t* B, cons
 template <class T, class CT, int G, class KF>
 PTO_INLINE void driver_grouped(int M, int N, int K, const T* A, long lda, const T* Bpk, int KR, int NC, CT* C, long ldc,
                                const CT* C0, long ldc0, KF&& kern_for) {
-  constexpr int P = 32, MRx = 14;
+  constexpr int P = 32, MRx = 12;  // 12 x 32 kernels: GCC spills the 14-row intrinsic versions
   const int np = (N + P - 1) / P;
   const int KC = 256;  // multiple of G
   int k0 = 0;
@@ -183,6 +262,13 @@ PTO_INLINE void driver_grouped(int M, int N, int K, const T* A, long lda, const 
     const CT* init = k0 == 0 ? C0 : C;
     const long ldi = k0 == 0 ? ldc0 : ldc;
     const int kg = (kc + G - 1) / G;
+    int32_t* rowsum = nullptr;  // int8: sums of the A rows over this K block (see ukr_i8)
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+    if constexpr (G == 4) {
+      rowsum = static_cast<int32_t*>(scratch(9, sizeof(int32_t) * size_t(M + MRx)));
+      int8_row_sums(M, kc, reinterpret_cast<const int8_t*>(A) + k0, lda, rowsum);
+    }
+#endif
     for (int p = 0; p < np; ++p) {
       const int w = std::min(P, NC - p * P), n = std::min(P, N - p * P);
       const T* bp = Bpk + long(p) * P * KR + long(k0 / G) * w * G;
@@ -194,16 +280,10 @@ PTO_INLINE void driver_grouped(int M, int N, int K, const T* A, long lda, const 
         }
         bp = t;
       }
-      int32_t colsum[P] = {};
-      if constexpr (G == 4) {
-        for (int q = 0; q < kg; ++q)
-          for (int j = 0; j < P; ++j)
-            for (int g = 0; g < 4; ++g) colsum[j] += int32_t(bp[long(q) * P * 4 + j * 4 + g]);
-      }
       int i = 0;
       for (; i < M; i += MRx) {
         const int m = std::min(MRx, M - i);
-        kern_for(m)(kc, A + i * lda + k0, lda, bp, colsum, C + i * ldc + p * P, ldc,
+        kern_for(m)(kc, A + i * lda + k0, lda, bp, rowsum + i, C + i * ldc + p * P, ldc,
                     init ? init + i * ldi + p * P : nullptr, ldi, m, n);
       }
     }
@@ -211,7 +291,7 @@ PTO_INLINE void driver_grouped(int M, int N, int K, const T* A, long lda, const 
   } while (k0 < K);
 }
 
-template <class To, class From> PTO_INLINE void convert_n(To* o, const From* s, long n) {
+template <class To, class From> PTO_NOINLINE void convert_n(To* o, const From* s, long n) {
   constexpr int N = simd::lanes_for<int(std::max(sizeof(To), sizeof(vstorage_t<From>)))>;
   using CT = std::conditional_t<std::is_floating_point_v<To>, float, To>;
   long i = 0;
@@ -249,6 +329,23 @@ template <class Ta, class Tb, class Tc> PTO_INLINE void check_types() {
   static_assert(Ta::kRowMajor && Tc::kRowMajor);
 }
 
+#if defined(PTO_AMX_BF16) || (defined(__AVX512BF16__) && defined(PTO_USE_BF16_DOT))
+// bf16 k-pair panels (KR x NC, KR even) -> fp32 G = 1 panels of the same width (P = 32 = kNR)
+PTO_NOINLINE inline void unpack_pairs(const bf16* B, int KR, int NC, float* out) {
+  static_assert(kNR == 32);
+  constexpr int P = 32;
+  for (int p = 0; p * P < NC; ++p) {
+    const int w = std::min(P, NC - p * P);
+    const uint16_t* in = reinterpret_cast<const uint16_t*>(B) + long(p) * P * KR;
+    float* o = out + long(p) * P * KR;
+    for (int q = 0; q < KR / 2; ++q)
+      for (int g = 0; g < 2; ++g)
+        for (int j = 0; j < w; ++j)
+          o[long(2 * q + g) * w + j] = bit_cast<float>(uint32_t(in[long(q) * 2 * w + 2 * j + g]) << 16);
+  }
+}
+#endif
+
 template <class C, class A, class B>
 PTO_INLINE void run(C& c, const A& a, const B& b, const typename C::value_type* c0, long ldc0) {
   check_types<A, B, C>();
@@ -258,15 +355,19 @@ PTO_INLINE void run(C& c, const A& a, const B& b, const typename C::value_type* 
   const int M = c.vr, N = c.vc, K = a.vc;
   if (M <= 0 || N <= 0) return;
   if constexpr (Lay::G == 2) {
+#if defined(PTO_AMX_BF16)
+    if (amx::available())
+      return amx::matmul<bf16>(M, N, K, a.data, A::Cols, A::Rows, b.data, B::Rows, B::Cols, c.data, C::Cols, c0, ldc0);
+#endif
 #if defined(__AVX512BF16__) && defined(PTO_USE_BF16_DOT)
     using Fn = void (*)(int, const bf16*, long, const bf16*, float*, long, const float*, long, int, int);
     auto pick = [](int m) -> Fn {
-      if (m >= 14) return &ukr_bf16<14, false>;
+      if (m >= 12) return &ukr_bf16<12, false>;
       if (m == 1) return &ukr_bf16<1, false>;
       if (m <= 2) return &ukr_bf16<2, true>;
       if (m <= 4) return &ukr_bf16<4, true>;
       if (m <= 8) return &ukr_bf16<8, true>;
-      return &ukr_bf16<14, true>;
+      return &ukr_bf16<12, true>;
     };
     driver_grouped<T, CT, 2>(M, N, K, a.data, A::Cols, b.data, B::Rows, B::Cols, c.data, C::Cols, c0, ldc0,
                              [&](int m) {
@@ -276,17 +377,29 @@ PTO_INLINE void run(C& c, const A& a, const B& b, const typename C::value_type* 
                                  f(kc, A_, lda, B_, C_, ldc, C0_, ldc0_, m_, n_);
                                };
                              });
+#elif defined(PTO_AMX_BF16)
+    // no AMX at run time: widen both operands (B out of the pair layout) and run the fp32 kernel
+    float* af = static_cast<float*>(scratch(0, sizeof(float) * size_t(M) * A::Cols));
+    float* bf = static_cast<float*>(scratch(1, sizeof(float) * size_t(B::Rows) * B::Cols));
+    convert_n(af, a.data, long(M) * A::Cols);
+    unpack_pairs(b.data, B::Rows, B::Cols, bf);
+    driver<float>(M, N, K, af, A::Cols, bf, B::Rows, B::Cols, c.data, C::Cols, c0, ldc0);
 #endif
   } else if constexpr (Lay::G == 4) {
+#if defined(PTO_AMX_INT8)
+    if (amx::available())
+      return amx::matmul<int8_t>(M, N, K, a.data, A::Cols, A::Rows, b.data, B::Rows, B::Cols, c.data, C::Cols, c0,
+                                 ldc0);
+#endif
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
     using Fn = void (*)(int, const int8_t*, long, const int8_t*, const int32_t*, int32_t*, long, const int32_t*, long, int, int);
     auto pick = [](int m) -> Fn {
-      if (m >= 14) return &ukr_i8<14, false>;
+      if (m >= 12) return &ukr_i8<12, false>;
       if (m == 1) return &ukr_i8<1, false>;
       if (m <= 2) return &ukr_i8<2, true>;
       if (m <= 4) return &ukr_i8<4, true>;
       if (m <= 8) return &ukr_i8<8, true>;
-      return &ukr_i8<14, true>;
+      return &ukr_i8<12, true>;
     };
     driver_grouped<T, CT, 4>(M, N, K, a.data, A::Cols, b.data, B::Rows, B::Cols, c.data, C::Cols, c0, ldc0,
                              [&](int m) { return pick(m); });

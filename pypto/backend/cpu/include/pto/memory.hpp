@@ -9,10 +9,13 @@
 
 namespace pto {
 
-// Per-thread scratch buffers (matmul conversions, edge panels). Slot i is reused call to call.
+// Per-thread scratch buffers (matmul conversions, edge panels). Slot i (< kScratchSlots) is reused
+// call to call. Slots: 0/1 widened matmul operands, 2 converted bias, 4 narrow B panel, 5 TMOV /
+// TLOAD staging, 6-8 AMX edge copies, 9 int8 row sums (VNNI).
+inline constexpr int kScratchSlots = 10;
 PTO_INLINE void* scratch(int slot, size_t bytes) {
   struct Buf { void* p = nullptr; size_t n = 0; ~Buf() { std::free(p); } };
-  static thread_local Buf bufs[6];
+  static thread_local Buf bufs[kScratchSlots];
   Buf& b = bufs[slot];
   if (b.n < bytes) {
     std::free(b.p);
@@ -29,6 +32,97 @@ template <class DT, class ST> PTO_INLINE DT cvt(ST v) {
   else return from_compute<DT>(to_compute(v));
 }
 
+// ---- packing into Right tiles (same dtype, unit column stride) -------------------------------------
+// kr valid rows, cv valid columns of the source; everything else of the packed footprint is zeroed.
+
+// G = 1: each source row is cut into panel rows. Row-outer, so the source streams sequentially.
+template <class T, int Rows, int Cols, int P>
+PTO_NOINLINE void pack_g1(T* out, const T* src, long rs, int kr, int cv) {
+  constexpr int np = (Cols + P - 1) / P;
+  for (int k = 0; k < kr; ++k) {
+    const T* s = src + k * rs;
+    for (int p = 0; p < np; ++p) {
+      const int j0 = p * P, w = std::min(P, Cols - j0), jv = std::max(0, std::min(w, cv - j0));
+      T* o = out + long(p) * P * Rows + long(k) * w;
+      if (jv == P) {
+        std::memcpy(o, s + j0, sizeof(T) * P);  // fixed size: a few vector moves
+      } else {
+        std::memcpy(o, s + j0, sizeof(T) * size_t(jv));
+        std::memset(static_cast<void*>(o + jv), 0, sizeof(T) * size_t(w - jv));
+      }
+    }
+  }
+  if (kr < Rows)
+    for (int p = 0; p < np; ++p) {
+      const int w = std::min(P, Cols - p * P);
+      std::memset(static_cast<void*>(out + long(p) * P * Rows + long(kr) * w), 0, sizeof(T) * size_t(Rows - kr) * w);
+    }
+}
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+// G = 2 (bf16 pairs, P = 32): rows 2q and 2q+1 interleave into one group row of 2w elements.
+template <int Rows, int Cols>
+PTO_NOINLINE void pack_g2(uint16_t* out, const uint16_t* src, long rs, int kr, int cv) {
+  constexpr int P = 32, np = (Cols + P - 1) / P;
+  alignas(64) static constexpr uint16_t kIdx[64] = {
+      0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
+      11, 43, 12, 44, 13, 45, 14, 46, 15, 47, 16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53,
+      22, 54, 23, 55, 24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+  const __m512i ilo = _mm512_load_si512(kIdx), ihi = _mm512_load_si512(kIdx + 32);
+  for (int q = 0; q < Rows / 2; ++q) {
+    const int k = 2 * q;
+    const uint16_t* s0 = src + k * rs;
+    const uint16_t* s1 = s0 + rs;
+    for (int p = 0; p < np; ++p) {
+      const int j0 = p * P, w = std::min(P, Cols - j0), jv = std::max(0, std::min(w, cv - j0));
+      const __mmask32 lm = jv >= 32 ? ~__mmask32(0) : __mmask32((1u << jv) - 1u);
+      const __m512i r0 = k < kr ? _mm512_maskz_loadu_epi16(lm, s0 + j0) : _mm512_setzero_si512();
+      const __m512i r1 = k + 1 < kr ? _mm512_maskz_loadu_epi16(lm, s1 + j0) : _mm512_setzero_si512();
+      const __m512i lo = _mm512_permutex2var_epi16(r0, ilo, r1), hi = _mm512_permutex2var_epi16(r0, ihi, r1);
+      uint16_t* o = out + long(p) * P * Rows + long(q) * 2 * w;
+      if (w == P) {
+        _mm512_storeu_si512(o, lo);
+        _mm512_storeu_si512(o + 32, hi);
+      } else {  // narrow last panel: 2w < 64 elements
+        const int e = 2 * w;
+        _mm512_mask_storeu_epi16(o, e >= 32 ? ~__mmask32(0) : __mmask32((1u << e) - 1u), lo);
+        if (e > 32) _mm512_mask_storeu_epi16(o + 32, __mmask32((1u << (e - 32)) - 1u), hi);
+      }
+    }
+  }
+}
+// G = 4 (int8 quads, P = 32): rows 4q..4q+3 interleave byte-wise into one group row of 4w bytes.
+template <int Rows, int Cols>
+PTO_NOINLINE void pack_g4(int8_t* out, const int8_t* src, long rs, int kr, int cv) {
+  constexpr int P = 32, np = (Cols + P - 1) / P;
+  for (int q = 0; q < Rows / 4; ++q) {
+    const int k = 4 * q;
+    for (int p = 0; p < np; ++p) {
+      const int j0 = p * P, w = std::min(P, Cols - j0), jv = std::max(0, std::min(w, cv - j0));
+      const __mmask32 lm = jv >= 32 ? ~__mmask32(0) : __mmask32((1u << jv) - 1u);
+      __m256i r[4];
+      for (int g = 0; g < 4; ++g)
+        r[g] = k + g < kr ? _mm256_maskz_loadu_epi8(lm, src + (k + g) * rs + j0) : _mm256_setzero_si256();
+      const __m256i t0 = _mm256_unpacklo_epi8(r[0], r[1]), t1 = _mm256_unpackhi_epi8(r[0], r[1]);
+      const __m256i t2 = _mm256_unpacklo_epi8(r[2], r[3]), t3 = _mm256_unpackhi_epi8(r[2], r[3]);
+      const __m256i q0 = _mm256_unpacklo_epi16(t0, t2), q1 = _mm256_unpackhi_epi16(t0, t2);  // cols 0-7 | 16-23
+      const __m256i q2 = _mm256_unpacklo_epi16(t1, t3), q3 = _mm256_unpackhi_epi16(t1, t3);  // cols 8-15 | 24-31
+      const __m256i o4[4] = {_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q2, q3, 0x20),
+                             _mm256_permute2x128_si256(q0, q1, 0x31), _mm256_permute2x128_si256(q2, q3, 0x31)};
+      int8_t* o = out + long(p) * P * Rows + long(q) * 4 * w;
+      if (w == P) {
+        for (int c = 0; c < 4; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32 * c), o4[c]);
+      } else {
+        for (int c = 0; c < 4; ++c) {
+          const int e = std::max(0, std::min(32, 4 * w - 32 * c));
+          if (e > 0) _mm256_mask_storeu_epi8(o + 32 * c, e >= 32 ? ~__mmask32(0) : __mmask32((1u << e) - 1u), o4[c]);
+        }
+      }
+    }
+  }
+}
+#endif
+
 // Write the rows x cols block whose element (i, j) is src[i*rs + j*cs] into tile d at (r0, c0).
 // Row-major tiles: only the block is written. Right tiles: the whole packed footprint is written
 // (the block at (0,0), zeros elsewhere).
@@ -37,6 +131,15 @@ template <class D, class ST> PTO_INLINE void put_block(D& d, const ST* src, long
   using DT = typename D::value_type;
   if constexpr (D::kRowMajor) {
     if (cs == 1) {
+      if constexpr (std::is_same_v<DT, ST>) {
+        if (c0 == 0 && cols == D::Cols && rs == D::Cols && rows > 0) {  // whole rows on both sides: one copy
+          DT* o = d.data + long(r0) * D::Cols;
+          // a tile moved onto itself (e.g. Mat and Left planned at one address) costs nothing
+          if (static_cast<const void*>(o) != static_cast<const void*>(src))
+            std::memmove(o, src, sizeof(DT) * size_t(rows) * D::Cols);
+          return;
+        }
+      }
       for (int i = 0; i < rows; ++i) {
         DT* o = d.data + long(r0 + i) * D::Cols + c0;
         const ST* s = src + i * rs;
@@ -57,21 +160,23 @@ template <class D, class ST> PTO_INLINE void put_block(D& d, const ST* src, long
     static_assert(D::loc == Loc::Right);
     using Lay = RightLayout<DT, D::Rows, D::Cols>;
     constexpr int G = Lay::G;
+    if constexpr (std::is_same_v<DT, ST>) {
+      if (cs == 1) {  // hot paths: same dtype, unit column stride
+        const int kr = std::max(0, std::min(rows, D::Rows)), cv = std::max(0, std::min(cols, D::Cols));
+        if constexpr (G == 1) return pack_g1<DT, D::Rows, D::Cols, Lay::P>(d.data, src, rs, kr, cv);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+        if constexpr (G == 2)
+          return pack_g2<D::Rows, D::Cols>(reinterpret_cast<uint16_t*>(d.data), reinterpret_cast<const uint16_t*>(src),
+                                           rs, kr, cv);
+        if constexpr (G == 4) return pack_g4<D::Rows, D::Cols>(d.data, src, rs, kr, cv);
+#endif
+      }
+    }
     for (int p = 0; p < Lay::kPanels; ++p) {
       const int w = Lay::width(p), j0 = p * Lay::P;
       DT* panel = d.data + long(p) * Lay::P * D::Rows;
       const int jv = std::max(0, std::min(w, cols - j0));  // valid columns in this panel
       if constexpr (G == 1) {
-        if (cs == 1 && std::is_same_v<DT, ST> && w == Lay::P && jv == Lay::P) {  // hot path: full panel
-          const int kr = std::min(rows, D::Rows);
-          for (int k = 0; k < kr; ++k) {
-            DT* o = panel + long(k) * Lay::P;
-            const ST* s = src + k * rs + j0;
-            for (int j = 0; j < Lay::P; ++j) o[j] = DT(s[j]);
-          }
-          if (kr < D::Rows) std::memset(static_cast<void*>(panel + long(kr) * Lay::P), 0, sizeof(DT) * size_t(D::Rows - kr) * Lay::P);
-          continue;
-        }
         for (int k = 0; k < D::Rows; ++k) {
           DT* o = panel + long(k) * w;
           if (k < rows) {

@@ -152,27 +152,74 @@ template <class V> PTO_INLINE V vsqrt(V x) {
   else return lanewise(x, [](L v) { return std::sqrt(v); });
 }
 
-// ---- rounding (exact, any ISA): magic-number round-to-nearest-even ---------------------------------
+// ---- rounding ----------------------------------------------------------------------------------
+// x86 vectors with a rounding instruction (SSE4.1 roundps, AVX vroundps, AVX-512 vrndscaleps) use
+// it; everything else the exact magic-number round-to-nearest-even below.
+template <class V> inline constexpr bool kHwRound =
+    !std::is_arithmetic_v<V> && (std::is_same_v<lane_t<V>, float> || std::is_same_v<lane_t<V>, double>) &&
+    (false
+#if defined(__AVX512F__)
+     || sizeof(V) == 64
+#endif
+#if defined(__AVX__)
+     || sizeof(V) == 32
+#endif
+#if defined(__SSE4_1__)
+     || sizeof(V) == 16
+#endif
+    );
+// Mode: 0 nearest even, 1 floor, 2 ceil, 3 trunc (the _MM_FROUND_* directions; exceptions suppressed)
+template <int Mode, class V> PTO_INLINE V hw_round(V x) {
+  constexpr int M = Mode | 0x08;
+  using L = lane_t<V>;
+  (void)M;
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<L, float> && sizeof(V) == 64) return (V)_mm512_roundscale_ps((__m512)x, M);
+  if constexpr (std::is_same_v<L, double> && sizeof(V) == 64) return (V)_mm512_roundscale_pd((__m512d)x, M);
+#endif
+#if defined(__AVX__)
+  if constexpr (std::is_same_v<L, float> && sizeof(V) == 32) return (V)_mm256_round_ps((__m256)x, M);
+  if constexpr (std::is_same_v<L, double> && sizeof(V) == 32) return (V)_mm256_round_pd((__m256d)x, M);
+#endif
+#if defined(__SSE4_1__)
+  if constexpr (std::is_same_v<L, float> && sizeof(V) == 16) return (V)_mm_round_ps((__m128)x, M);
+  if constexpr (std::is_same_v<L, double> && sizeof(V) == 16) return (V)_mm_round_pd((__m128d)x, M);
+#endif
+  return x;  // unreachable (kHwRound<V> is false)
+}
 template <class V> PTO_INLINE V vrint(V x) {
   using L = lane_t<V>;
   static_assert(std::is_floating_point_v<L>);
-  const L big = std::is_same_v<L, float> ? L(8388608.0f) : L(4503599627370496.0);
-  V ax = vabs(x);
-  V t = (ax + big) - big;  // no -ffast-math: not folded
-  using I = std::conditional_t<sizeof(L) == 4, uint32_t, uint64_t>;
-  const I sgn = I(1) << (sizeof(L) * 8 - 1);
-  V r = as<L>(as<I>(t) | (as<I>(x) & sgn));  // restore the sign (keeps -0.0)
-  return select(ax < big, r, x);              // large values and NaN/inf pass through
+  if constexpr (kHwRound<V>) {
+    return hw_round<0>(x);
+  } else {
+    const L big = std::is_same_v<L, float> ? L(8388608.0f) : L(4503599627370496.0);
+    V ax = vabs(x);
+    V t = (ax + big) - big;  // no -ffast-math: not folded
+    using I = std::conditional_t<sizeof(L) == 4, uint32_t, uint64_t>;
+    const I sgn = I(1) << (sizeof(L) * 8 - 1);
+    V r = as<L>(as<I>(t) | (as<I>(x) & sgn));  // restore the sign (keeps -0.0)
+    return select(ax < big, r, x);              // large values and NaN/inf pass through
+  }
 }
 template <class V> PTO_INLINE V vfloor(V x) {
-  V r = vrint(x);
-  return select(r > x, r - lane_t<V>(1), r);
+  if constexpr (kHwRound<V>) return hw_round<1>(x);
+  else {
+    V r = vrint(x);
+    return select(r > x, r - lane_t<V>(1), r);
+  }
 }
 template <class V> PTO_INLINE V vceil(V x) {
-  V r = vrint(x);
-  return select(r < x, r + lane_t<V>(1), r);
+  if constexpr (kHwRound<V>) return hw_round<2>(x);
+  else {
+    V r = vrint(x);
+    return select(r < x, r + lane_t<V>(1), r);
+  }
 }
-template <class V> PTO_INLINE V vtrunc(V x) { return select(x < lane_t<V>(0), vceil(x), vfloor(x)); }
+template <class V> PTO_INLINE V vtrunc(V x) {
+  if constexpr (kHwRound<V>) return hw_round<3>(x);
+  else return select(x < lane_t<V>(0), vceil(x), vfloor(x));
+}
 
 // ---- fp16 / bf16 vector conversions ----------------------------------------------------------------
 template <int N> PTO_INLINE vec<float, N> half_bits_to_float_v(vec<uint16_t, N> h16) {

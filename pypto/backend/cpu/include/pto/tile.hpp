@@ -27,12 +27,13 @@ inline constexpr int kKC = 256;           // K block so a B panel stays in L1
 // Right (K x N) packed layout: column panels of P columns (the last one may be narrower, w = N % P);
 // panels are stored one after another; panel p starts at element p * P * Rows. Inside a panel of
 // width w, K is grouped by G (1, 2 or 4): element (k, j) sits at (k / G) * (w * G) + j * G + k % G.
-// G = 1 (plain k-major rows of w) unless a dot-product ISA wants pairs (bf16, AVX512-BF16) or quads
-// (int8, AVX512-VNNI); then P = 32 and Rows % G must be 0 (else G falls back to 1).
+// G = 1 (plain k-major rows of w) unless a dot-product ISA wants pairs (bf16: AMX-BF16, or
+// AVX512-BF16 with -DPTO_USE_BF16_DOT) or quads (int8: AVX512-VNNI, also AMX-INT8's layout); then
+// P = 32 and Rows % G must be 0 (else G falls back to 1).
 template <class T, int Rows, int Cols> struct RightLayout {
-#if defined(__AVX512BF16__) && defined(PTO_USE_BF16_DOT)
-  // opt-in: on Sapphire Rapids vdpbf16ps measured ~0.6x the fp32 FMA kernel, so by default bf16
-  // is widened to fp32 and runs the fp32 kernel (see README)
+#if defined(PTO_AMX_BF16) || (defined(__AVX512BF16__) && defined(PTO_USE_BF16_DOT))
+  // the VNNI pair layout of AMX tdpbf16ps / vdpbf16ps. Without AMX the default is G = 1: bf16 is
+  // widened to fp32 for the FMA kernel (on Sapphire Rapids vdpbf16ps measured ~0.6x of it)
   static constexpr bool kPair = is_bf16_v<T> && Rows % 2 == 0;
 #else
   static constexpr bool kPair = false;
