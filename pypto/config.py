@@ -4,6 +4,7 @@
 `pypto.config.cxx`         the C++ compiler to use (default: $CXX, else g++, else clang++)
 `pypto.config.num_workers` default number of runtime workers (default: the machine's cores)
 `pypto.config.verify_every_pass`  verify the IR after every pass of ir.compile (tests do)
+`pypto.config.compile_cache`      reuse earlier compiles of the same program and options
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Config:
     verbose: bool = False
     # run the IR verifier after every pass of ir.compile (the test suite turns this on)
     verify_every_pass: bool = False
+    # serve repeated compiles of the same program text and options from the cache
+    compile_cache: bool = True
 
 
 config = Config()

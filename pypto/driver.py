@@ -26,6 +26,7 @@ from typing import Any
 
 from pypto.backend.target import BackendType, target_for
 from pypto.ir.function import Function, Program
+from pypto.ir.printer import python_print
 from pypto.passes.base import PassContext
 from pypto.passes.pass_manager import OptimizationStrategy, PassManager, VerificationLevel
 
@@ -75,21 +76,45 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
             strategy: OptimizationStrategy | str = OptimizationStrategy.Default, dump_passes: bool = False,
             backend_type: BackendType | str = BackendType.PTO, skip_ptoas: bool = False,
             verification_level: VerificationLevel | str | None = None, **options: Any) -> CompiledProgram:
-    """Compile a `pl` program. See the module docstring for what the output directory holds."""
+    """Compile a `pl` program. See the module docstring for what the output directory holds.
+
+    A compile whose program text and options were compiled before (by this or another process) is
+    served from the compile cache (`pypto.config.compile_cache`): its artifacts are copied into the
+    output directory and its native library loaded, skipping passes, codegen and the C++ build.
+    """
     if options:
         raise TypeError(f"ir.compile got unexpected option(s): {', '.join(sorted(options))}")
+    from pypto.config import config
     from pypto.language import parse as pl_parse
 
     t0 = time.perf_counter()
     prog = _as_program(program)
     strategy = _parse_strategy(strategy)
     if isinstance(backend_type, str):
-        backend_type = BackendType[backend_type]
+        try:
+            backend_type = BackendType[backend_type]
+        except KeyError:
+            raise ValueError(f"unknown backend type {backend_type!r}; choose one of "
+                             f"{', '.join(b.name for b in BackendType)}") from None
+    level = _parse_level(verification_level)
     out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
     out.mkdir(parents=True, exist_ok=True)
     target = target_for(backend_type)
+    key = None
+    if config.compile_cache and not dump_passes:
+        from .driver_cache import cache_key, restore
+
+        key = cache_key(python_print(prog), strategy.name, backend_type.name)
+        hit = restore(key, out, load_native=not skip_ptoas)
+        if hit is not None:
+            compiled = CompiledProgram(out)
+            compiled._init(prog.name, hit.entry, None, target, backend_type, strategy)
+            compiled._native = hit.native
+            compiled.timings = {"cached": True, "total_s": time.perf_counter() - t0}
+            return compiled
+
     ctx = PassContext(target=target, backend_type=backend_type, output_dir=out)
-    pm = PassManager.get_strategy(strategy, verification_level=_parse_level(verification_level), reparse=pl_parse)
+    pm = PassManager.get_strategy(strategy, verification_level=level, reparse=pl_parse)
     lowered = pm.run_passes(prog, dump_ir=dump_passes, output_dir=out, ctx=ctx)
     t_passes = time.perf_counter()
 
@@ -105,29 +130,43 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
         (out / "orchestration" / f"{cg.entry}.pto").write_text(print_module(cg.orchestration))
     t_codegen = time.perf_counter()
 
-    _write_signature(out, lowered, cg.entry)
+    _write_signature(out, lowered, cg)
+    (out / "lowered.py").write_text(python_print(lowered))
     compiled = CompiledProgram(out)
     compiled._init(prog.name, cg.entry, lowered, target, backend_type, strategy)
     timings = {"passes_s": t_passes - t0, "codegen_s": t_codegen - t_passes,
                "passes": [{"name": r.name, "s": r.seconds} for r in pm.records]}
     if not skip_ptoas:
         t1 = time.perf_counter()
-        compiled._build()
+        native = compiled._build()
         timings["native_s"] = time.perf_counter() - t1
+        if backend_type is BackendType.CCE:  # the seed's CCE path: kernels also as C++ sources
+            for kname, text in native.assembled.per_kernel.items():
+                (out / "kernels" / f"{kname}.cpp").write_text(text + "\n")
     timings["total_s"] = time.perf_counter() - t0
     (out / "compile_report.json").write_text(json.dumps(timings, indent=2))
     compiled.timings = timings
+    if key is not None and not skip_ptoas:
+        from .driver_cache import store
+
+        store(key, out, cg.entry, compiled._native)
     return compiled
 
 
-def _write_signature(out: Path, program: Program, entry: str) -> None:
-    """signature.json: the entry's parameters and results, for argument checking at call time."""
+def _write_signature(out: Path, program: Program, cg: Any) -> None:
+    """signature.json: the entry's parameters and results (and which parameter, or which extra output,
+    each result lands in), for argument checking at call time."""
+    from pypto.backend.cpu.emit_orchestration import return_slots
     from pypto.ir.expr import ConstInt, DynVar
     from pypto.ir.types import ScalarType, TensorType
 
+    entry = cg.entry
     fn = program.get_function(entry)
     if fn is None:
         return
+    slots = []
+    if cg.orchestration is not None:
+        slots = [[s.param, s.output] for s in return_slots(cg.orchestration.funcs[0])]
 
     def dims(t) -> list:
         return [d.value if isinstance(d, ConstInt) else (d.name if isinstance(d, DynVar) else "?") for d in t.shape]
@@ -146,7 +185,8 @@ def _write_signature(out: Path, program: Program, entry: str) -> None:
             rets.append({"kind": "tensor", "dtype": t.dtype.name, "shape": dims(t)})
         elif isinstance(t, ScalarType):
             rets.append({"kind": "scalar", "dtype": t.dtype.name})
-    (out / "signature.json").write_text(json.dumps({"entry": entry, "params": params, "returns": rets}, indent=2))
+    (out / "signature.json").write_text(json.dumps({"entry": entry, "params": params, "returns": rets,
+                                                    "slots": slots}, indent=2))
 
 
 class CompiledProgram(str):
@@ -155,17 +195,28 @@ class CompiledProgram(str):
     def __new__(cls, path: str | os.PathLike) -> CompiledProgram:
         return super().__new__(cls, os.fspath(path))
 
-    def _init(self, name: str, entry: str, program: Program, target, backend_type: BackendType,
+    def _init(self, name: str, entry: str, program: Program | None, target, backend_type: BackendType,
               strategy: OptimizationStrategy) -> None:
         self.name = name
         self.entry = entry
-        self.program = program
+        self._program = program
         self.target = target
         self.backend_type = backend_type
         self.strategy = strategy
         self.timings: dict[str, Any] = {}
         self._native = None
         self._signature = None
+
+    @property
+    def program(self) -> Program:
+        """The IR after the pass pipeline (read back from lowered.py when the compile was cached)."""
+        if self._program is None:
+            from pypto.language import loads
+
+            got = loads(self.output_dir / "lowered.py")
+            assert isinstance(got, Program)
+            self._program = got
+        return self._program
 
     # ---- paths -------------------------------------------------------------------------------
 

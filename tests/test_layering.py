@@ -28,6 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.codegen": {"pypto.ir", "pypto.ops", "pypto.codegen", "pypto.pto", "pypto.backend.target",
                       "pypto.passes.analysis"} | BASE,
     "pypto.driver": {"pypto"},  # the compile driver sits on top of the pipeline
+    "pypto.driver_cache": {"pypto"},
     "pypto.tools": {"pypto"},
     "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype"},
 }

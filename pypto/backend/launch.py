@@ -38,6 +38,7 @@ class Signature:
     entry: str
     params: list[Param]
     returns: list[Param]
+    slots: list[tuple[int | None, int | None]]  # per result: (parameter it is, or None; extra output index)
 
     @staticmethod
     def load(output_dir: Path) -> Signature:
@@ -52,7 +53,8 @@ class Signature:
                          p.get("dir", "scalar"))
 
         return Signature(data["entry"], [conv(p, i) for i, p in enumerate(data["params"])],
-                         [conv(r, i) for i, r in enumerate(data["returns"])])
+                         [conv(r, i) for i, r in enumerate(data["returns"])],
+                         [(s[0], s[1]) for s in data.get("slots", [])])
 
 
 def _is_torch(v: Any) -> bool:
@@ -240,19 +242,7 @@ def _to_torch(a: np.ndarray) -> Any:
 
 
 def _slots(compiled: Any, sig: Signature) -> list[tuple[int | None, int | None]]:
-    got = getattr(compiled, "_slots", None)
-    if got is not None:
-        return got
-    from pypto.backend.cpu import read_modules
-    from pypto.backend.cpu.emit_orchestration import return_slots
-
-    _, orch = read_modules(compiled.output_dir)
-    if orch is None:
-        slots = []
-    else:
-        slots = [(s.param, s.output) for s in return_slots(orch.funcs[0])]
-    compiled._slots = slots
-    return slots
+    return sig.slots
 
 
 def _kinds(sig: Signature, n_out: int) -> list[str]:

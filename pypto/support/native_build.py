@@ -119,7 +119,7 @@ def _hash_inputs(source: str, headers: list[Path], flags: tuple[str, ...], tc: T
     return h.hexdigest()
 
 
-def _file_sha(p: Path) -> str:
+def file_sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
@@ -180,12 +180,12 @@ def build_shared(source: str, name: str, *, include_dirs: tuple[Path | str, ...]
     with _LOCK:
         if so.exists() and side.exists():
             try:
-                if side.read_text().strip() == _file_sha(so):
+                if side.read_text().strip() == file_sha(so):
                     return BuildResult(so, True, time.perf_counter() - t0, key)
             except OSError:
                 pass
         _compile(tc, source, so, flags, name)
-        _atomic_write_bytes(side, _file_sha(so).encode())
+        _atomic_write_bytes(side, file_sha(so).encode())
     return BuildResult(so, False, time.perf_counter() - t0, key)
 
 
@@ -234,5 +234,5 @@ def build_and_load(source: str, name: str, **kw) -> tuple[ctypes.CDLL, BuildResu
         return load_library(res.path), res
 
 
-__all__ = ["BuildResult", "CompilerNotFoundError", "NativeBuildError", "Toolchain", "build_and_load",
+__all__ = ["BuildResult", "CompilerNotFoundError", "NativeBuildError", "Toolchain", "build_and_load", "file_sha",
            "build_shared", "cache_dir", "load_library", "toolchain"]
