@@ -261,6 +261,10 @@ class KernelCodegen:
             self.block(s.body)
         elif isinstance(s, ReturnStmt):
             for v in s.values:
+                if isinstance(v, E.Call):  # `return pl.store(...)`: the store's result is the parameter
+                    tmp = E.Var("ret", v.type, span=v.span)
+                    self.call(v, tmp)
+                    v = tmp
                 self.info.return_params.append(self.param_index(v))
         elif isinstance(s, YieldStmt):
             raise CompileError("pl.yield_ outside a loop or if", s.span)
