@@ -537,7 +537,8 @@ def type_diff(expected: Type | None, actual: Type | None, *, strict: bool = Fals
               dynamic_ok: bool = False) -> tuple[int, str] | None:
     """(code, why) when `actual` does not fit `expected`, else None. Memrefs are ignored; unknown
     types fit anything. Lenient (default): tile views and layouts are not compared, memory spaces
-    only when both are set. `dynamic_ok`: a non-constant expected dimension accepts any size."""
+    only when both are set. `dynamic_ok`: dimensions that are not constant on both sides are left to
+    the run-time check (a static parameter may receive a dynamic-sized view)."""
     if expected is None or actual is None:
         return TYPE_KIND_MISMATCH, "missing type"
     if isinstance(expected, UnknownType) or isinstance(actual, UnknownType):
@@ -563,8 +564,8 @@ def type_diff(expected: Type | None, actual: Type | None, *, strict: bool = Fals
     if expected.rank != actual.rank:
         return TYPE_RANK_MISMATCH, f"expected rank {expected.rank}, got {actual.rank}"
     for i, (x, y) in enumerate(zip(expected.shape, actual.shape)):
-        if dynamic_ok and not isinstance(x, ConstInt):
-            continue
+        if dynamic_ok and not (isinstance(x, ConstInt) and isinstance(y, ConstInt)):
+            continue  # a dynamic size on either side is checked when the program runs
         if not _dim_eq(x, y):
             return TYPE_DIM_MISMATCH, f"dimension {i}: expected {expr_text(x)}, got {expr_text(y)}"
     if isinstance(expected, TileType):

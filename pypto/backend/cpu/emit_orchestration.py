@@ -40,10 +40,25 @@ def return_slots(func: Func) -> list[ReturnSlot]:
     return slots
 
 
+def static_param_shapes(kernel: Func) -> list[list[int | None] | None]:
+    """Per kernel parameter: the extents its tensor view fixes at compile time (None where dynamic)."""
+    consts: dict[int, int] = {}
+    views: dict[int, list[int | None]] = {}
+    for op in walk(kernel.body):
+        if op.name == "arith.constant":
+            consts[id(op.result)] = op.attrs["value"]
+        elif op.name == "pto.make_tensor_view":
+            rank = op.result.type.rank  # type: ignore[union-attr]
+            views[id(op.operands[0])] = [consts.get(id(v)) for v in op.operands[1:1 + rank]]
+    return [views.get(id(a)) for a in kernel.args]
+
+
 class OrchestrationEmitter(FuncEmitter):
-    def __init__(self, func: Func, kernel_ids: dict[str, int]):
+    def __init__(self, func: Func, kernel_ids: dict[str, int],
+                 kernel_shapes: dict[str, list[list[int | None] | None]] | None = None):
         super().__init__(func)
         self.kernel_ids = kernel_ids
+        self.kernel_shapes = kernel_shapes or {}
         self.slots = return_slots(func)
         self.nparams = len(func.args)
         self.n_outputs = sum(1 for s in self.slots if s.output is not None)
@@ -174,6 +189,16 @@ class OrchestrationEmitter(FuncEmitter):
             else:
                 raise AssemblyError(f"{self.where(op)}: unsupported argument %{v.name}")
         kid = self.kernel_ids[callee.name]
+        shapes = self.kernel_shapes.get(callee.name) or []
+        for k, (v, shp) in enumerate(zip(op.operands, shapes)):
+            if shp is None or not isinstance(v.type, TensorT):
+                continue
+            for ax, ext in enumerate(shp):
+                if ext is None or (ax < len(v.type.shape) and v.type.shape[ax] == ext):
+                    continue  # dynamic in the kernel, or statically known to match
+                self.line(f"if ({self.name(v)}.shape[{ax}] != {ext}) return glue::fail(api, rt, \"%s: argument "
+                          f"{k} has extent %lld on axis {ax}, the kernel expects {ext}\", \"{callee.name}\", "
+                          f"{self.name(v)}.shape[{ax}]);")
         self.line(f"{{ const pto_arg a[] = {{{', '.join(items)}}};")
         self.line(f"  if (api->submit(rt, {kid}, a, {len(items)}) < 0) return 1; }}  // {callee.name}")
 
@@ -201,4 +226,4 @@ class OrchestrationEmitter(FuncEmitter):
         self.define(op.result, f"{self.name(op.operands[0])}.shape[{int(op.attrs['axis'])}]")
 
 
-__all__ = ["OrchestrationEmitter", "ReturnSlot", "return_slots"]
+__all__ = ["OrchestrationEmitter", "ReturnSlot", "return_slots", "static_param_shapes"]

@@ -17,7 +17,7 @@ from pypto.support.native_build import BuildResult, build_and_load
 
 from .emit_common import AssemblyError
 from .emit_kernel import KernelEmitter, SpaceLayout
-from .emit_orchestration import OrchestrationEmitter, ReturnSlot
+from .emit_orchestration import OrchestrationEmitter, ReturnSlot, static_param_shapes
 
 HERE = Path(__file__).resolve().parent
 TILE_LIB = HERE / "include"
@@ -62,7 +62,7 @@ def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None
             raise AssemblyError("the orchestration module must hold exactly one function")
         of = orchestration.funcs[0]
         entry = of.name
-        em = OrchestrationEmitter(of, ids)
+        em = OrchestrationEmitter(of, ids, {f.name: static_param_shapes(f) for f in kfuncs})
         body = em.emit()
         slots = em.slots
         parts += [f"// task program {of.name}",

@@ -28,6 +28,7 @@ from pypto.ir.expr import (
     scalar_type,
 )
 from pypto.ir.function import Function
+from pypto.ir.node import replace
 from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
@@ -44,7 +45,6 @@ from pypto.ir.stmt import (
     seq,
 )
 from pypto.ir.structural import structural_equal
-from pypto.ir.node import replace
 from pypto.ir.types import MemRefType, ScalarType, TileType, TupleType, Type
 from pypto.ops.registry import lookup_dsl
 

@@ -1,0 +1,192 @@
+"""Calling compiled programs: argument forms, in-place outputs, allocated results, PyTorch tensors,
+scalars, and the errors for wrong arguments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto import ir
+from pypto.backend.launch import ArgumentError
+from pypto.runtime import RunConfig
+
+M = pl.dynamic("M")
+R = pl.dynamic("R")
+
+
+@pl.program
+class Axpy:
+    """out = a * x + y over row blocks of 16; M rows, any M (ragged last block)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def axpy(self, x: pl.Tensor[[R, 32], pl.FP32], y: pl.Tensor[[R, 32], pl.FP32], a: pl.Scalar[pl.FP32],
+             rows: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[R, 32], pl.FP32]]) -> pl.Tensor[[R, 32], pl.FP32]:
+        tx = pl.load(x, [0, 0], [16, 32], valid_shapes=[rows, 32])
+        ty = pl.load(y, [0, 0], [16, 32], valid_shapes=[rows, 32])
+        return pl.store(pl.add(pl.mul(tx, a), ty), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, 32], pl.FP32], y: pl.Tensor[[M, 32], pl.FP32], a: pl.Scalar[pl.FP32],
+             out: pl.Out[pl.Tensor[[M, 32], pl.FP32]]) -> pl.Tensor[[M, 32], pl.FP32]:
+        m = pl.tensor.dim(x, 0)
+        for i in pl.range(0, m, 16):
+            r = pl.min(16, m - i)
+            self.axpy(pl.view(x, [r, 32], [i, 0]), pl.view(y, [r, 32], [i, 0]), a, r, pl.view(out, [r, 32], [i, 0]))
+        return out
+
+
+@pl.program
+class Scale:
+    """Returns a new tensor the orchestration creates (seed-era style, no Out parameter)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 8], pl.FP32], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        return pl.store(pl.mul(pl.load(x, [0, 0], [8, 8]), 3.0), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 8], pl.FP32]) -> pl.Tensor[[8, 8], pl.FP32]:
+        c = pl.create_tensor([8, 8], dtype=pl.FP32)
+        r = self.k(x, c)
+        return r
+
+
+@pytest.fixture(scope="module")
+def axpy(tmp_path_factory):
+    return ir.compile(Axpy, output_dir=tmp_path_factory.mktemp("axpy"))
+
+
+@pytest.fixture(scope="module")
+def scale(tmp_path_factory):
+    return ir.compile(Scale, output_dir=tmp_path_factory.mktemp("scale"))
+
+
+def _xy(m, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((m, 32), dtype=np.float32), rng.standard_normal((m, 32), dtype=np.float32)
+
+
+@pytest.mark.parametrize("m", [1, 15, 16, 17, 50, 64])
+def test_out_param_written_in_place_dynamic_rows(axpy, m):
+    x, y = _xy(m)
+    out = np.full((m, 32), np.nan, np.float32)
+    r = axpy(x, y, 2.5, out)
+    assert r is out
+    np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
+
+
+def test_out_param_omitted_is_allocated_and_returned(axpy):
+    x, y = _xy(40)
+    r = axpy(x, y, -1.0)
+    np.testing.assert_allclose(r, y - x, rtol=1e-6)
+
+
+def test_new_result_returned_or_filled_as_trailing_argument(scale):
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_array_equal(scale(x), x * 3)
+    c = np.zeros((8, 8), np.float32)
+    r = scale(x, c)  # the public runtime's convention: the output as a trailing argument
+    assert r is c
+    np.testing.assert_array_equal(c, x * 3)
+
+
+def test_torch_tensors_zero_copy(axpy, scale):
+    x, y = (torch.from_numpy(a) for a in _xy(20))
+    out = torch.zeros(20, 32)
+    r = axpy(x, y, 2.0, out)
+    assert r is out
+    torch.testing.assert_close(out, 2 * x + y)
+    got = scale(torch.ones(8, 8))
+    assert isinstance(got, torch.Tensor)
+    torch.testing.assert_close(got, torch.full((8, 8), 3.0))
+
+
+def test_non_contiguous_inputs_are_handled(axpy):
+    big_x, big_y = _xy(40)
+    x, y = big_x[::2], big_y[::2]  # row-strided views: usable as is
+    np.testing.assert_allclose(axpy(x, y, 1.0), x + y, rtol=1e-6)
+    xt = np.asfortranarray(big_x[:20])  # column-major: copied
+    np.testing.assert_allclose(axpy(xt, big_y[:20], 1.0), big_x[:20] + big_y[:20], rtol=1e-6)
+    out = np.zeros((32, 40), np.float32).T[:20]  # a non-contiguous output: written back
+    axpy(big_x[:20], big_y[:20], 1.0, out)
+    np.testing.assert_allclose(out, big_x[:20] + big_y[:20], rtol=1e-6)
+
+
+def test_scalars_take_python_and_numpy_numbers(axpy):
+    x, y = _xy(16)
+    np.testing.assert_allclose(axpy(x, y, 2), 2 * x + y, rtol=1e-6)
+    np.testing.assert_allclose(axpy(x, y, np.float32(0.5)), 0.5 * x + y, rtol=1e-6)
+
+
+def test_workers_and_modes_agree(axpy):
+    x, y = _xy(100)
+    ref = 3 * x + y
+    for nw in (0, 1, 2):
+        for mode in ("fifo", "locality"):
+            got = axpy(x, y, 3.0, config=RunConfig(num_workers=nw, sched_mode=mode))
+            np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_interp_agrees(axpy):
+    x, y = _xy(33)
+    np.testing.assert_allclose(axpy(x, y, 2.0, config=RunConfig(platform="interp")), 2 * x + y, rtol=1e-6)
+
+
+def test_trace_is_written(axpy, tmp_path):
+    x, y = _xy(64)
+    path = tmp_path / "trace.json"
+    axpy(x, y, 1.0, config=RunConfig(enable_trace=True, trace_path=str(path)))
+    import json
+
+    events = json.loads(path.read_text())["traceEvents"]
+    assert sum(1 for e in events if e.get("ph") == "X") == 4  # one task per 16-row block
+
+
+@pytest.mark.parametrize("args, match", [
+    (lambda x, y: (x,), r"main\(\) takes 4 arguments \(x, y, a, out\)"),
+    (lambda x, y: (x, y, 1.0, x, x, x), "takes 4 arguments"),
+    (lambda x, y: (x.astype(np.float64), y, 1.0), "parameter 'x' expects dtype FP32"),
+    (lambda x, y: (x[:, :16], y[:, :16], 1.0), r"parameter 'x' expects shape \[M, 32\]"),
+    (lambda x, y: (x[0], y, 1.0), "parameter 'x' expects rank 2"),
+    (lambda x, y: (x, y[:10], 1.0), "dynamic dimension 'M' is 20 from parameter 'x' but 10 from parameter 'y'"),
+    (lambda x, y: (x, y, "two"), "parameter 'a' is a FP32 scalar"),
+    (lambda x, y: ([1, 2], y, 1.0), "parameter 'x' is a tensor"),
+])
+def test_wrong_arguments_name_the_parameter(axpy, args, match):
+    x, y = _xy(20)
+    with pytest.raises(ArgumentError, match=match):
+        axpy(*args(x, y))
+
+
+def test_unknown_platform(axpy):
+    x, y = _xy(4)
+    with pytest.raises(ArgumentError, match="unknown platform"):
+        axpy(x, y, 1.0, config=RunConfig(platform="npu"))
+
+
+@pl.program
+class StaticKernel:
+    """A kernel with a static [16, 32] parameter fed a view whose rows are only known at run time."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [16, 32]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, 32], pl.FP32], out: pl.Out[pl.Tensor[[M, 32], pl.FP32]]) -> pl.Tensor[[M, 32], pl.FP32]:
+        m = pl.tensor.dim(x, 0)
+        for i in pl.range(0, m, 16):
+            r = pl.min(16, m - i)
+            self.k(pl.view(x, [r, 32], [i, 0]), pl.view(out, [r, 32], [i, 0]))
+        return out
+
+
+def test_kernel_shape_mismatch_is_a_run_time_error(tmp_path):
+    from pypto.runtime import TaskGraphError
+
+    c = ir.compile(StaticKernel, output_dir=tmp_path / "o")
+    x = np.ones((32, 32), np.float32)
+    np.testing.assert_array_equal(c(x), x)  # whole blocks: fine
+    with pytest.raises(TaskGraphError, match="argument 0 has extent 4 on axis 0, the kernel expects 16"):
+        c(np.ones((20, 32), np.float32))
