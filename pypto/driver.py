@@ -122,12 +122,14 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
     from pypto.pto.printer import print_module
 
     cg = generate(lowered, target.arch)
-    (out / "kernels").mkdir(exist_ok=True)
-    for name, mod in cg.kernels.items():
-        (out / "kernels" / f"{name}.pto").write_text(print_module(mod))
+    texts = {out / "kernels" / f"{name}.pto": print_module(mod) for name, mod in cg.kernels.items()}
     if cg.orchestration is not None:
-        (out / "orchestration").mkdir(exist_ok=True)
-        (out / "orchestration" / f"{cg.entry}.pto").write_text(print_module(cg.orchestration))
+        texts[out / "orchestration" / f"{cg.entry}.pto"] = print_module(cg.orchestration)
+    for path, text in texts.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        if level in (VerificationLevel.ALL, VerificationLevel.ROUNDTRIP):
+            _check_pto_roundtrip(path, text)
     t_codegen = time.perf_counter()
 
     _write_signature(out, lowered, cg)
@@ -151,6 +153,17 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
 
         store(key, out, cg.entry, compiled._native)
     return compiled
+
+
+def _check_pto_roundtrip(path: Path, text: str) -> None:
+    """The PTO boundary is text: what we wrote must parse back and print identically."""
+    from pypto.ir.diagnostics import CompileError
+    from pypto.pto.parser import parse_module
+    from pypto.pto.printer import print_module
+
+    again = print_module(parse_module(text, filename=str(path)))
+    if again != text:
+        raise CompileError(f"{path}: the PTO text does not survive parse -> print (codegen/printer bug)")
 
 
 def _write_signature(out: Path, program: Program, cg: Any) -> None:
