@@ -241,6 +241,8 @@ def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *
     """
     ns, short = name.split(".", 1)
     level = {"tensor": Level.TENSOR, "block": Level.BLOCK, "system": Level.SYSTEM}[ns]
+    if ns == "block" and f"tile.{short}" not in aliases:
+        aliases = (*aliases, f"tile.{short}")  # the later public name of the tile level
     op = OpDef(name, level=level, params=tuple(params), infer=infer, reference=reference, pto=pto,
                pipe=pipe, aliases=tuple(aliases), family=family or short, doc=doc, binder=binder,
                result_reuses=result_reuses, tile_form=tile_form, extra=dict(extra))
