@@ -1,0 +1,35 @@
+"""The `pypto` command: compile a pl file, check a .pto file, show a memory map and a trace summary."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto import ir
+from pypto.runtime import RunConfig
+from pypto.tools.cli import main
+from tests.backend.test_calling import Axpy
+
+
+def test_cli_end_to_end(tmp_path, capsys):
+    src = tmp_path / "axpy.py"
+    src.write_text(ir.python_print(Axpy))
+    out = tmp_path / "out"
+    assert main(["compile", str(src), "-o", str(out)]) == 0
+    assert "axpy" in capsys.readouterr().out
+    assert main(["pto", str(out / "kernels" / "axpy.pto"), "-q"]) == 0
+    assert "canonical" in capsys.readouterr().err
+    assert main(["memmap", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "kernel axpy" in text and "Vec" in text
+    c = ir.compile(Axpy, output_dir=tmp_path / "o2")
+    x = np.ones((64, 32), np.float32)
+    c(x, x, 1.0, config=RunConfig(enable_trace=True, trace_path=str(tmp_path / "t.json")))
+    assert main(["trace", str(tmp_path / "t.json")]) == 0
+    assert "4 tasks" in capsys.readouterr().out
+
+
+def test_cli_reports_errors_without_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.pto"
+    bad.write_text("module { func.func @k( {")
+    assert main(["pto", str(bad)]) == 1
+    assert "pypto pto:" in capsys.readouterr().err
