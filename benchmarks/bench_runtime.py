@@ -12,6 +12,11 @@ for all of them; the time per task is wall time / N, best of several runs. Shape
 Peers, measured in the same run: the serial runtime (0 workers: the orchestrating thread runs each
 task at submission) and Python-driven submission (one ctypes call per task, `Runtime.session`).
 
+End to end through the compiler: a `pl` program whose orchestration loop submits N tasks of a
+near-empty kernel (a [1, 16] tile loaded and stored), called like any compiled program
+(`compiled(x, y)`: argument marshalling, the native task program, the runtime); time per task =
+wall time / N. `measure()` returns the headline numbers (benchmarks/run_all.py uses it).
+
     python benchmarks/bench_runtime.py [--tasks 100000] [--repeat 5]
 """
 
@@ -101,6 +106,62 @@ def python_driven_us_per_task(rt: Runtime, n: int) -> float:
     return (time.perf_counter() - t) / n * 1e6
 
 
+def make_tiny_program(n: int):
+    """Orchestration: n tasks; kernel: copy one [1, 16] fp32 tile (64 bytes) of x into y."""
+    import pypto.language as pl
+
+    @pl.program
+    class ManyTinyTasks:
+        @pl.function(type=pl.FunctionType.InCore)
+        def tiny(self, a: pl.Tensor[[1, 16], pl.FP32],
+                 b: pl.Out[pl.Tensor[[1, 16], pl.FP32]]) -> pl.Tensor[[1, 16], pl.FP32]:
+            return pl.store(pl.load(a, [0, 0], [1, 16]), [0, 0], b)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[n, 16], pl.FP32],
+                 y: pl.Out[pl.Tensor[[n, 16], pl.FP32]]) -> pl.Tensor[[n, 16], pl.FP32]:
+            for i in pl.range(0, n):
+                self.tiny(pl.view(x, [1, 16], [i, 0]), pl.view(y, [1, 16], [i, 0]))
+            return y
+
+    return ManyTinyTasks
+
+
+def compiled_us_per_task(n: int, repeat: int, workers: int) -> float:
+    """Best wall time per task of the compiled `pl` program above (one call = n tasks)."""
+    from pypto import ir
+    from pypto.runtime import RunConfig
+
+    compiled = ir.compile(make_tiny_program(n), output_dir=f"build_output/bench/tiny_tasks_{n}")
+    x = np.arange(n * 16, dtype=np.float32).reshape(n, 16)
+    y = np.zeros_like(x)
+    cfg = RunConfig(num_workers=workers)
+    compiled(x, y, config=cfg)
+    if not np.array_equal(x, y):
+        raise AssertionError("tiny-task program: WRONG RESULT (y != x)")
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        compiled(x, y, config=cfg)
+        best = min(best, time.perf_counter() - t)
+    return best / n * 1e6
+
+
+def measure(tasks: int = 100_000, repeat: int = 5) -> dict:
+    """Headline numbers: us per empty task (native graph, `cores` fifo workers) and per compiled-`pl` task."""
+    cores = config.num_workers
+    out: dict = {"workers": cores}
+    rt = Runtime(num_workers=cores)
+    try:
+        for p in ("independent-1", "chain-1"):
+            out[p] = best_us_per_task(rt, build(p, tasks), repeat)
+    finally:
+        rt.close()
+    out["compiled pl, serial"] = compiled_us_per_task(min(tasks, 20_000), repeat, 0)
+    out["compiled pl"] = compiled_us_per_task(min(tasks, 20_000), repeat, cores)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=100_000)
@@ -139,6 +200,11 @@ def main() -> None:
     print(f"peer: Python-driven submission (one ctypes call per task), independent-1, {cores} workers: "
           f"{py:.3f} us/task vs native {native:.3f} us/task ({py / native:.1f}x)")
     rt.close()
+    m = min(n, 20_000)
+    ser = compiled_us_per_task(m, opts.repeat, 0)
+    par = compiled_us_per_task(m, opts.repeat, cores)
+    print(f"compiled pl program ({m} tasks of a [1, 16] tile copy, called as compiled(x, y)): "
+          f"{par:.3f} us/task with {cores} workers, {ser:.3f} us/task serial (goal < 2 us)")
 
 
 if __name__ == "__main__":
