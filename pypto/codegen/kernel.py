@@ -201,6 +201,13 @@ class KernelCodegen:
         t = v.type
         if not isinstance(t, TileType):
             raise CompileError(f"'{v.name}' is not a tile", v.span)
+        val = self.alloc_tile(v, t)
+        self.tiles[v] = val
+        return val
+
+    def alloc_tile(self, v: E.Var, t: TileType) -> Value:
+        """A `pto.alloc_tile` of type `t` at the buffer of tile variable `v` (`t` may view the same
+        bytes with another shape: see `tile_ops._axis_reduce`)."""
         if t.memref is None or t.memref.addr < 0:
             raise CompileError(f"kernel {self.fn.name}: tile '{v.name}' has no allocated buffer "
                                "(memory planning did not run)", v.span)
@@ -218,7 +225,6 @@ class KernelCodegen:
             self.emit(Op("pto.alloc_tile", [val], operands))
         else:
             self.head.ops.append(Op("pto.alloc_tile", [val], operands))
-        self.tiles[v] = val
         return val
 
     def valid_values(self, t: TileType) -> tuple[Value, Value]:

@@ -9,7 +9,7 @@ from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, PipeType
-from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.types import ScalarType, TensorType, TileType, TileView
 from pypto.ops.registry import OpDef
 from pypto.pto.model import EnumAttr, Op, PartitionViewT, ScalarT, Value
 
@@ -233,7 +233,17 @@ def _axis_reduce(kind: str):
             raise CompileError(f"block.{kind} over all axes is not supported by tile code", c.span,
                                hint=f"reduce rows then columns: pl.row_{kind}(...) then pl.col_{kind}(...)")
         ax = axis % st.rank
-        if ax == st.rank - 1:
+        if ax == st.rank - 1 and not c.kwarg("keepdim") and result is not None:
+            # the result drops the reduced axis: a [R] tile is laid out as one row [1, R], but trow*
+            # writes a column [R, 1]; both are R contiguous elements, so reduce into a [R, 1] view
+            # of the result's buffer
+            rt = result.type
+            assert isinstance(rt, TileType)
+            col = TileType((*rt.shape, E.ConstInt(1)), rt.dtype, rt.memory_space, rt.memref,
+                           TileView(valid_shape=(*rt.valid_shape, E.ConstInt(1))))
+            cg.tile(result, True)
+            cg.emit(Op(f"pto.trow{kind}", ins=[cg.tile(src)], outs=[cg.alloc_tile(result, col)]))
+        elif ax == st.rank - 1:
             generic(cg, c, result, f"pto.trow{kind}")
         elif st.rank == 2 and ax == 0:
             generic(cg, c, result, f"pto.tcol{kind}")

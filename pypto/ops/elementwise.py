@@ -16,6 +16,7 @@ from . import numeric as nm
 from .registry import Dispatch, add_dsl_name, arg, attr, define, unified
 from .typing import (
     OpError,
+    broadcast_result,
     broadcast_shapes,
     expect_scalar,
     expect_shaped,
@@ -43,7 +44,7 @@ def _binary_rule(name: str, *, float_only: bool = False, int_only: bool = False,
         dt = promote(a.dtype, b.dtype)
         _check_dtype(name, dt, float_only, int_only)
         shape = broadcast_shapes(name, a.shape, b.shape)
-        return result_like(a, shape, dt)
+        return broadcast_result([a, b], shape, dt)
     return infer
 
 
@@ -83,7 +84,7 @@ def binary(name: str, ref, pto: str, *, scalar_pto: str | None = None, tensor: b
     sname = scalar_name or f"{name}s"
 
     def sref(a, s):
-        return ref(a, s)
+        return ref(a, nm.scalar_as(a, s))
 
     define(f"block.{name}", [arg("lhs", "tile"), arg("rhs", "tile")],
            _binary_rule(f"block.{name}", float_only=float_only, int_only=int_only, level="tile"),
@@ -173,15 +174,16 @@ binary("shr", _bitwise(np.right_shift), "tshr", scalar_pto="tshrs", int_only=Tru
 def _xor_rule(name: str, scalar: bool):
     def infer(args, kw):
         a = expect_tile(name, args[0], "lhs")
+        ops, shape = [a], a.shape
         if scalar:
             expect_scalar(name, args[1], "scalar operand")
         else:
             b = expect_tile(name, args[1], "rhs")
-            broadcast_shapes(name, a.shape, b.shape)
+            ops, shape = [a, b], broadcast_shapes(name, a.shape, b.shape)
         if len(args) > 2:
             expect_tile(name, args[2], "tmp")
         _check_dtype(name, a.dtype, False, True)
-        return result_like(a)
+        return broadcast_result(ops, shape, a.dtype)
     return infer
 
 
@@ -202,13 +204,13 @@ def _ternary_rule(name: str, middle_scalar: bool):
         a = expect_tile(name, args[0], "lhs")
         if middle_scalar:
             expect_scalar(name, args[1], "scalar operand")
-            shape, dt = a.shape, a.dtype
+            ops, shape, dt = [a], a.shape, a.dtype
         else:
             b = expect_tile(name, args[1], "rhs")
-            shape, dt = broadcast_shapes(name, a.shape, b.shape), promote(a.dtype, b.dtype)
+            ops, shape, dt = [a, b], broadcast_shapes(name, a.shape, b.shape), promote(a.dtype, b.dtype)
         c = expect_tile(name, args[2], "rhs2")
         shape = broadcast_shapes(name, shape, c.shape)
-        return result_like(a, shape, promote(dt, c.dtype))
+        return broadcast_result([*ops, c], shape, promote(dt, c.dtype))
     return infer
 
 
@@ -223,10 +225,10 @@ define("block.subc", _t("tile"), _ternary_rule("block.subc", False),
        reference=lambda a, b, c: nm.up(a) - nm.up(b) - nm.up(c), pto="tsubc", pipe=V,
        dsl=("pl.block.subc", "pl.subc"), doc="a - b - c")
 define("block.addsc", _t("scalar"), _ternary_rule("block.addsc", True),
-       reference=lambda a, s, c: nm.up(a) + s + nm.up(c), pto="taddsc", pipe=V,
+       reference=lambda a, s, c: nm.up(a) + nm.scalar_as(a, s) + nm.up(c), pto="taddsc", pipe=V,
        dsl=("pl.block.addsc", "pl.addsc"), doc="a + s + c")
 define("block.subsc", _t("scalar"), _ternary_rule("block.subsc", True),
-       reference=lambda a, s, c: nm.up(a) - s - nm.up(c), pto="tsubsc", pipe=V,
+       reference=lambda a, s, c: nm.up(a) - nm.scalar_as(a, s) - nm.up(c), pto="tsubsc", pipe=V,
        dsl=("pl.block.subsc", "pl.subsc"), doc="a - s - c")
 
 
@@ -249,7 +251,7 @@ define("block.prelu", [arg("input", "tile"), arg("slope", "tile"), arg("tmp", "t
        pto="tprelu", pipe=V, dsl=("pl.block.prelu", "pl.prelu"), doc="x > 0 ? x : x * slope")
 define("block.lrelu", [arg("input", "tile"), arg("slope", "scalar")],
        _scalar_rule("block.lrelu", float_only=True),
-       reference=lambda x, s: np.where(nm.up(x) > 0, nm.up(x), nm.up(x) * s),
+       reference=lambda x, s: np.where(nm.up(x) > 0, nm.up(x), nm.up(x) * nm.scalar_as(x, s)),
        pto="tlrelu", pipe=V, dsl=("pl.block.lrelu", "pl.lrelu"), doc="leaky relu: x > 0 ? x : x * slope")
 
 
@@ -320,7 +322,7 @@ _CMP_FN = {CmpType.EQ: np.equal, CmpType.NE: np.not_equal, CmpType.LT: np.less, 
 
 def _cmp_ref(a, b, *, cmp_type=CmpType.EQ):
     """Comparison mask: 1 where true, 0 where false, in the (promoted) operand dtype."""
-    ua, ub = nm.up(a), nm.up(b)
+    ua, ub = nm.up(a), (nm.up(b) if isinstance(b, np.ndarray) else nm.scalar_as(a, b))
     return _CMP_FN[cmp_type](ua, ub).astype(np.result_type(ua, ub) if isinstance(b, np.ndarray) else ua.dtype)
 
 
@@ -337,7 +339,7 @@ def _sel_rule(args, kw):
     a = expect_tile("block.sel", args[1], "lhs")
     b = expect_tile("block.sel", args[2], "rhs")
     shape = broadcast_shapes("block.sel", broadcast_shapes("block.sel", m.shape, a.shape), b.shape)
-    return result_like(a, shape, promote(a.dtype, b.dtype))
+    return broadcast_result([a, b, m], shape, promote(a.dtype, b.dtype))
 
 
 define("block.sel", [arg("mask", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _sel_rule,
@@ -349,7 +351,7 @@ def _sels_rule(args, kw):
     a = expect_tile("block.sels", args[0], "lhs")
     b = expect_tile("block.sels", args[1], "rhs")
     expect_scalar("block.sels", args[2], "select_mode")
-    return result_like(a, broadcast_shapes("block.sels", a.shape, b.shape), promote(a.dtype, b.dtype))
+    return broadcast_result([a, b], broadcast_shapes("block.sels", a.shape, b.shape), promote(a.dtype, b.dtype))
 
 
 define("block.sels", [arg("lhs", "tile"), arg("rhs", "tile"), arg("select_mode", "scalar")], _sels_rule,

@@ -252,10 +252,11 @@ def _full_ref(shape, *, dtype, value):
 define("block.full", [arg("shape", "shape"), attr("dtype", "dtype"), attr("value", "number")],
        _full_rule("block.full", "block"), reference=_full_ref, pto="texpands", pipe=PipeType.V,
        doc="a Vec tile filled with a constant")
+# `pl.full(shape, ...)` names tensor.full itself: a unified entry dispatches on its first operand's kind
+# (Tensor or Tile), and full's first operand is a shape, so a dispatch entry could never resolve
 define("tensor.full", [arg("shape", "shape"), attr("dtype", "dtype"), attr("value", "number")],
        _full_rule("tensor.full", "tensor"), reference=_full_ref, tile_form="block.full",
-       doc="a tensor filled with a constant")
-unified("full", tensor="tensor.full", doc="a tensor filled with a constant")
+       dsl=("pl.tensor.full", "pl.full"), doc="a tensor filled with a constant")
 
 
 def _fillpad_rule(name: str):

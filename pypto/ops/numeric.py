@@ -21,6 +21,17 @@ def up(x):
     return x
 
 
+def scalar_as(a, s):
+    """Scalar operand `s` converted to the compute type of tile / tensor `a` (fp32 for fp16 / bf16;
+    a float scalar on an integer tile truncates toward zero), which is what every backend computes
+    with: a tile x scalar op keeps the tile's dtype, so `adds(int_tile, 1.5)` adds 1, not 1.5."""
+    if isinstance(s, np.ndarray) and s.ndim > 0:
+        return s
+    ct = up(np.asarray(a)).dtype
+    with np.errstate(all="ignore"):
+        return np.asarray(s).astype(ct)[()]
+
+
 def is_float_array(x) -> bool:
     return isinstance(x, np.ndarray) and (x.dtype.kind == "f" or x.dtype.name in _LOW_FLOATS)
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto.ir.dtype import DataType
+from pypto.ir.dtype import DataType, promote
 from pypto.ir.enums import PipeType
 from pypto.ir.expr import ConstInt, scalar_type
 from pypto.ir.types import TileType
 
 from . import numeric as nm
 from .registry import arg, attr, define, unified
-from .typing import OpError, dim_eq, expect_scalar, expect_tensor, expect_tile, result_like
+from .typing import OpError, dim_eq, expect_scalar, expect_tensor, expect_tile, result_like, tile_result
 
 V = PipeType.V
 _ONE = ConstInt(1)
@@ -30,8 +30,6 @@ def _row_reduce_rule(name: str, level: str):
         shape = (*a.shape[:-1], _ONE)
         if isinstance(a, TileType):
             valid = (*a.valid_shape[:-1], _ONE)
-            from .typing import tile_result
-
             return tile_result(shape, a.dtype, valid_shape=valid)
         return result_like(a, shape)
     return infer
@@ -42,8 +40,6 @@ def _col_reduce_rule(name: str):
         a = expect_tile(name, args[0], "input")
         if a.rank != 2:
             raise OpError(f"{name}: needs a 2-D tile, got rank {a.rank}")
-        from .typing import tile_result
-
         return tile_result((_ONE, a.shape[1]), a.dtype, valid_shape=(_ONE, a.valid_shape[1]))
     return infer
 
@@ -101,8 +97,6 @@ def _axis_rule(name: str):
             valid[ax] = _ONE
         else:
             del valid[ax]
-        from .typing import tile_result
-
         return tile_result(shape, a.dtype, valid_shape=valid)
     return infer
 
@@ -160,8 +154,6 @@ def _col_expand_rule(name: str, level: str):
 
 
 def _pr(a: DataType, b: DataType) -> DataType:
-    from pypto.ir.dtype import promote
-
     return promote(a, b)
 
 

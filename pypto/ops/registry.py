@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, PipeType, TensorLayout
 from pypto.ir.expr import Expr, Op
 from pypto.ir.op import OpError, register_op
@@ -102,21 +103,25 @@ class OpDef(Op):
 
     @property
     def operands(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if not p.is_attr)
+        return _signature(self).operands
 
     @property
     def attrs(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.is_attr)
+        return _signature(self).attrs
+
+    @property
+    def param_names(self) -> frozenset[str]:
+        return _signature(self).param_names
 
     def normalize_kwargs(self, kw: dict[str, Any]) -> dict[str, Any]:
         """Fill attribute defaults, coerce attribute values, reject unknown attributes."""
         out: dict[str, Any] = {}
-        known = {p.name: p for p in self.attrs}
+        sig = _signature(self)
         for k in kw:
-            if k not in known:
+            if k not in sig.attr_names:
                 raise OpError(f"{self.name} has no attribute {k!r}",
-                              hint=f"attributes: {', '.join(known) or 'none'}")
-        for p in self.attrs:
+                              hint=f"attributes: {', '.join(sig.attr_names) or 'none'}")
+        for p in sig.attrs:
             if p.name in kw:
                 out[p.name] = coerce_attr(self.name, p, kw[p.name])
             elif p.default is not REQUIRED:
@@ -126,16 +131,40 @@ class OpDef(Op):
         return out
 
     def infer_type(self, args: tuple[Expr, ...], kwargs: dict[str, Any]) -> Type:
-        ops = self.operands
-        required = [p for p in ops if not p.optional and p.default is REQUIRED]
-        if not (len(required) <= len(args) <= len(ops)):
-            raise OpError(f"{self.name} takes {_arity(ops)} operands, got {len(args)}")
+        sig = _signature(self)
+        if not (sig.min_operands <= len(args) <= len(sig.operands)):
+            raise OpError(f"{self.name} takes {_arity(sig.operands)} operands, got {len(args)}")
         if self.infer is None:
             raise OpError(f"{self.name} has no type rule")
         return self.infer(args, kwargs)
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """What calls of an op need from its parameter list, computed once per op."""
+
+    operands: tuple[Param, ...]
+    attrs: tuple[Param, ...]
+    attr_names: tuple[str, ...]
+    param_names: frozenset[str]
+    min_operands: int  # operands that are neither optional nor defaulted
+
+
+_SIGNATURES: dict[OpDef, _Signature] = {}
+
+
+def _signature(op: OpDef) -> _Signature:
+    sig = _SIGNATURES.get(op)
+    if sig is None:
+        operands = tuple(p for p in op.params if not p.is_attr)
+        attrs = tuple(p for p in op.params if p.is_attr)
+        sig = _Signature(operands, attrs, tuple(p.name for p in attrs), frozenset(p.name for p in op.params),
+                         sum(1 for p in operands if not p.optional and p.default is REQUIRED))
+        _SIGNATURES[op] = sig
+    return sig
 
 
 def _arity(ops: tuple[Param, ...]) -> str:
@@ -151,8 +180,6 @@ _ENUM_KINDS: dict[str, type[enum.Enum]] = {
 
 def coerce_attr(opname: str, p: Param, v: Any) -> Any:
     """Check and normalize one attribute value (enums given as ints or names become members)."""
-    from pypto.ir.dtype import DataType
-
     k = p.kind
     if v is None and p.default is None:
         return None

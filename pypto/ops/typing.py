@@ -7,11 +7,11 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import ConstInt, Expr, MakeTuple, scalar_type
 from pypto.ir.op import OpError
 from pypto.ir.structural import structural_equal
-from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TileView, TupleType, Type
+from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TileView, TupleType, Type, _as_shape
 
 __all__ = [
-    "OpError", "broadcast_shapes", "dim_eq", "dims", "expect_scalar", "expect_shaped", "expect_tensor",
-    "expect_tile", "kind_of", "promote", "result_like", "scalar_type", "static_dim", "static_dims",
+    "OpError", "broadcast_result", "broadcast_shapes", "dim_eq", "dims", "expect_scalar", "expect_shaped",
+    "expect_tensor", "expect_tile", "kind_of", "promote", "result_like", "scalar_type", "static_dim", "static_dims",
     "tile_result",
 ]
 
@@ -67,8 +67,9 @@ def dims(op: str, e: Expr, what: str) -> tuple[Expr, ...]:
     """The elements of a shape/offset operand (a MakeTuple of scalar expressions)."""
     if isinstance(e, MakeTuple):
         for d in e.elements:
-            if not isinstance(d.type, ScalarType) or not (d.type.dtype.is_int or d.type.dtype is DataType.BOOL):
-                raise OpError(f"{op}: {what} entries must be integers, got {_describe(d.type)}")
+            t = d.type
+            if not isinstance(t, ScalarType) or not (t.dtype.is_int or t.dtype is DataType.BOOL):
+                raise OpError(f"{op}: {what} entries must be integers, got {_describe(t)}")
         return e.elements
     raise OpError(f"{op}: {what} must be a list of integers")
 
@@ -80,7 +81,7 @@ def static_dim(d: Expr) -> int | None:
 def static_dims(op: str, e: Expr, what: str) -> tuple[int, ...]:
     out = []
     for d in dims(op, e, what):
-        v = static_dim(d)
+        v = d.value if isinstance(d, ConstInt) else None
         if v is None:
             raise OpError(f"{op}: {what} must be compile-time constants (tile shapes are static)",
                           hint="use valid_shapes=[...] for a dynamic extent inside a static tile")
@@ -92,9 +93,8 @@ def dim_eq(a: Expr, b: Expr) -> bool | None:
     """True/False when known, None when it can only be decided at run time."""
     if a is b:
         return True
-    va, vb = static_dim(a), static_dim(b)
-    if va is not None and vb is not None:
-        return va == vb
+    if isinstance(a, ConstInt) and isinstance(b, ConstInt):
+        return a.value == b.value
     if structural_equal(a, b):
         return True
     return None
@@ -127,18 +127,41 @@ def _fmt(shape: tuple[Expr, ...]) -> str:
 def tile_result(shape, dtype: DataType, like: TileType | None = None,
                 memory_space: MemorySpace | None = MemorySpace.Vec, valid_shape=None) -> TileType:
     """A result tile. The valid region follows `valid_shape`, else `like`'s when shapes agree."""
-    from pypto.ir.types import _as_shape
-
     shape = _as_shape(shape)
-    view = None
+    valid = None
     if valid_shape is not None:
-        view = TileView(valid_shape=tuple(valid_shape))
+        valid = _as_shape(valid_shape)
     elif like is not None and like.tile_view is not None and like.tile_view.valid_shape is not None \
             and len(like.shape) == len(shape) and all(dim_eq(x, y) for x, y in zip(like.shape, shape)):
-        view = TileView(valid_shape=like.tile_view.valid_shape)
-    if view is not None and all(dim_eq(x, y) for x, y in zip(view.valid_shape, shape)):
-        view = None
-    return TileType(shape, dtype, memory_space, None, view)
+        valid = like.tile_view.valid_shape
+    if valid is None or all(dim_eq(x, y) for x, y in zip(valid, shape)):
+        return TileType(shape, dtype, memory_space, None, None)
+    return TileType(shape, dtype, memory_space, None, TileView(valid_shape=valid))
+
+
+def broadcast_result(operands: list[ShapedType], shape, dtype: DataType) -> Type:
+    """The result of a broadcasting op: a value of the first operand's kind with `shape` and `dtype`.
+
+    For tiles, the valid region along each axis is that of the first operand not broadcast along it
+    (a [R, 1] or [1, C] operand's valid region says nothing about the other axis), so
+    `sub(row_vector, t)` computes over `t`'s valid region, not over the whole tile.
+    """
+    a = operands[0]
+    if not isinstance(a, TileType):
+        return result_like(a, shape, dtype)
+    shape = tuple(shape)
+    n = len(shape)
+    valid = []
+    for ax, d in enumerate(shape):
+        pick = d
+        for t in operands:
+            k = ax - (n - t.rank)
+            if k < 0 or (static_dim(t.shape[k]) == 1 and static_dim(d) != 1):
+                continue  # this operand is broadcast along `ax`
+            pick = t.valid_shape[k]
+            break
+        valid.append(pick)
+    return tile_result(shape, dtype, valid_shape=valid)
 
 
 def result_like(t: ShapedType, shape=None, dtype: DataType | None = None) -> Type:
