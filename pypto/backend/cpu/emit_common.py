@@ -116,7 +116,10 @@ class FuncEmitter:
     # ---- blocks ------------------------------------------------------------------------------
 
     def block(self, b: Block) -> None:
-        for op in b.ops:
+        self.run_ops(b.ops)
+
+    def run_ops(self, ops: list[Op]) -> None:
+        for op in ops:
             self.op(op)
 
     def op(self, op: Op) -> None:
@@ -258,8 +261,7 @@ class FuncEmitter:
     def region_with_yield(self, body: Block, targets: list[str], types: list[str]) -> None:
         ops = body.ops
         term = ops[-1] if ops and ops[-1].name == "scf.yield" else None
-        for o in (ops[:-1] if term is not None else ops):
-            self.op(o)
+        self.run_ops(ops[:-1] if term is not None else ops)
         if term is not None:
             self.assign_all(targets, [self.carried_value(v) for v in term.operands], types)
 
@@ -291,8 +293,7 @@ class FuncEmitter:
         term = ops[-1]
         if term.name != "scf.condition":
             raise AssemblyError(f"{self.where(op)}: the before region must end with scf.condition")
-        for o in ops[:-1]:
-            self.op(o)
+        self.run_ops(ops[:-1])
         cond, *fwd = term.operands
         self.line(f"if (!({self.name(cond)})) {{")
         self.depth += 1

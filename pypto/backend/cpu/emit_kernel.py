@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pypto.pto.model import EnumAttr, Func, Op, PartitionViewT, PtrT, ScalarT, TensorViewT, TileBufT, Value
 
 from .emit_common import AssemblyError, FuncEmitter, cpp_type
+from .fusion import Fuser, fusable
 
 LOCS = ("vec", "mat", "left", "right", "acc", "bias")
 _LOC_CPP = {"vec": "Vec", "mat": "Mat", "left": "Left", "right": "Right", "acc": "Acc", "bias": "Bias"}
@@ -68,11 +69,24 @@ def instr_name(op_name: str) -> str:
 
 
 class KernelEmitter(FuncEmitter):
-    def __init__(self, func: Func, layout: SpaceLayout, cpp_name: str):
+    def __init__(self, func: Func, layout: SpaceLayout, cpp_name: str, fuse: bool = True):
         super().__init__(func)
         self.layout = layout
         self.cpp_name = cpp_name
         self.views: dict[int, tuple[str, list[str], list[str], str]] = {}
+        self.valid_names: dict[int, tuple[str, str]] = {}
+        self.fuser = Fuser(self) if fuse else None
+
+    def run_ops(self, ops: list[Op]) -> None:
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            if self.fuser is not None and op.name.startswith("pto.t") and fusable(op):
+                group, i = self.fuser.collect(ops, i)
+                self.fuser.emit(group)
+            else:
+                self.op(op)
+                i += 1
 
     def emit(self) -> str:
         f = self.func
@@ -148,15 +162,29 @@ class KernelEmitter(FuncEmitter):
         sts = ", ".join(f"long({s})" for s in strides)
         self.line(f"const pto::GTensor<{ct}> {self.name(r)}({ptr} + ({off}), {{{szs}}}, {{{sts}}});")
 
-    def op_alloc_tile(self, op: Op) -> None:
+    def note_tile(self, op: Op) -> tuple[str, str, int]:
+        """Record an alloc_tile's valid extents (as C++ text) and arena offset before it is emitted, so
+        the fuser can reason about tiles allocated between the instructions of a run."""
         r = op.result
         t = r.type
         assert isinstance(t, TileBufT)
         addr, *valid = op.operands
         vr = self.name(valid.pop(0)) if t.v_row is None else str(t.v_row)
         vc = self.name(valid.pop(0)) if t.v_col is None else str(t.v_col)
-        ct = cpp_type(t.dtype, self.where(op))
         base = self.layout.base[t.loc]
+        self.valid_names[id(r)] = (vr, vc)
+        if self.fuser is not None:
+            a = self.const_of(addr)
+            self.fuser.note_alloc(op, base, int(a) if a is not None else None)
+        return vr, vc, base
+
+    def op_alloc_tile(self, op: Op) -> None:
+        r = op.result
+        t = r.type
+        assert isinstance(t, TileBufT)
+        addr = op.operands[0]
+        vr, vc, base = self.note_tile(op)
+        ct = cpp_type(t.dtype, self.where(op))
         self.line(f"{tile_cpp_type(t)} {self.name(r)}(reinterpret_cast<{ct}*>(scratch + {base} + {self.name(addr)}), "
                   f"int({vr}), int({vc}));")
 

@@ -22,7 +22,9 @@ from .emit_orchestration import OrchestrationEmitter, ReturnSlot, static_param_s
 HERE = Path(__file__).resolve().parent
 TILE_LIB = HERE / "include"
 GLUE = HERE / "glue"
-EXTRA_FLAGS = ("-fwrapv",)
+# -fwrapv: integer arithmetic wraps (IR semantics); -ffp-contract=off: a fused a*b+c rounds twice,
+# exactly as the separate instructions do (the interpreter and the NumPy references agree bit for bit)
+EXTRA_FLAGS = ("-fwrapv", "-ffp-contract=off")
 
 
 @dataclass

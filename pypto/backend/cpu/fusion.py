@@ -1,0 +1,243 @@
+"""Fusing runs of elementwise tile instructions into one loop (the CPU assembler's main optimization).
+
+Consecutive elementwise instructions whose destinations cover the same valid region are emitted as
+one `pto::vloop` over that region: each element is loaded once, flows through the chain in
+registers, and every destination tile is still written (later instructions or other code may read
+it), so the result is the same as running the instructions one by one — each intermediate is rounded
+through its tile's dtype (`op::Round<T>`) exactly as storing and reloading would. What the fusion
+saves is the passes over memory: a chain of k instructions over a tile reads and writes it once
+instead of k times (a destination the run itself rewrites later is not stored at all).
+
+A run is broken by anything that could make the loop differ from the instruction sequence: a
+different valid region or tile shape, a compute type other than fp32 (f32/f16/bf16 tiles), or a tile
+that partially overlaps another one of the run (exact aliasing is fine: it is the same element in the
+same iteration), and a broadcast operand overlapping any destination of the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto.pto.model import Op, ScalarT, TileBufT, Value
+
+from .emit_common import ELEM_BYTES, cpp_type
+
+# instruction -> (functor, number of tile operands, whether the op takes a scalar second operand)
+_BINARY = {"tadd": "Add", "tsub": "Sub", "tmul": "Mul", "tdiv": "Div", "tmax": "Max", "tmin": "Min"}
+_SCALAR = {"tadds": "AddS", "tsubs": "SubS", "tmuls": "MulS", "tdivs": "DivS", "tmaxs": "MaxS", "tmins": "MinS",
+           "tlrelu": "LRelu"}
+_UNARY = {"texp": "Exp", "tlog": "Log", "tsqrt": "Sqrt", "trsqrt": "Rsqrt", "trecip": "Recip", "tneg": "Neg",
+          "tabs": "Abs", "trelu": "Relu", "tmov": "Identity"}
+_ROW_EXPAND = {"trowexpandadd": "Add", "trowexpandsub": "Sub", "trowexpandmul": "Mul", "trowexpanddiv": "Div"}
+_COL_EXPAND = {"tcolexpandadd": "Add", "tcolexpandsub": "Sub", "tcolexpandmul": "Mul", "tcolexpanddiv": "Div"}
+_FLOATS = {"f32", "f16", "bf16"}
+TRANSPARENT = {"arith.constant", "pto.alloc_tile", "pto.set_flag", "pto.wait_flag", "pto.pipe_barrier"}
+
+
+def short(op: Op) -> str:
+    return op.name.split(".", 1)[1]
+
+
+def fusable(op: Op) -> bool:
+    n = short(op)
+    if n not in _BINARY and n not in _SCALAR and n not in _UNARY and n not in _ROW_EXPAND \
+            and n not in _COL_EXPAND and n not in ("trowexpand", "tcolexpand", "texpands"):
+        return False
+    if n == "tmov" and op.attrs.get("transpose"):
+        return False
+    if len(op.outs) != 1 or not isinstance(op.outs[0].type, TileBufT):
+        return False
+    tiles = [v.type for v in (*op.ins, op.outs[0]) if isinstance(v.type, TileBufT)]
+    return all(t.loc in ("vec", "mat", "acc") and t.dtype in _FLOATS for t in tiles)
+
+
+@dataclass
+class Region:
+    """A tile's bytes inside the scratch arena (space base + address)."""
+
+    lo: int
+    hi: int
+    shape: tuple[int, int]
+
+
+@dataclass
+class Group:
+    ops: list[Op] = field(default_factory=list)
+    hoisted: list[Op] = field(default_factory=list)  # constants, allocations, syncs met inside the run
+
+
+class Fuser:
+    """Decides runs and writes their C++ (used by KernelEmitter)."""
+
+    def __init__(self, emitter):
+        self.em = emitter
+        self.addr: dict[int, Region] = {}
+
+    # ---- regions -----------------------------------------------------------------------------
+
+    def note_alloc(self, op: Op, base: int, addr_value: int | None) -> None:
+        t = op.result.type
+        assert isinstance(t, TileBufT)
+        if addr_value is None:
+            return
+        lo = base + addr_value
+        self.addr[id(op.result)] = Region(lo, lo + t.rows * t.cols * ELEM_BYTES[t.dtype], (t.rows, t.cols))
+
+    def region(self, v: Value) -> Region | None:
+        return self.addr.get(id(v))
+
+    # ---- grouping ----------------------------------------------------------------------------
+
+    def valid_key(self, t: TileBufT, dst: Value) -> tuple:
+        return (t.rows, t.cols, t.v_row, t.v_col, self.em.valid_names.get(id(dst)))
+
+    def collect(self, ops: list[Op], start: int) -> tuple[Group, int]:
+        """The longest fusable run starting at ops[start] (at least one op)."""
+        g = Group([ops[start]])
+        first = ops[start].outs[0]
+        key = self.valid_key(first.type, first)
+        i = start + 1
+        pending: list[Op] = []
+        while i < len(ops):
+            op = ops[i]
+            if op.name in TRANSPARENT or op.name.startswith("arith."):  # no tile data: can go before the loop
+                if op.name == "pto.alloc_tile":
+                    self.em.note_tile(op)
+                elif op.name == "arith.constant":
+                    self.em.consts[id(op.result)] = op.attrs["value"]
+                pending.append(op)
+                i += 1
+                continue
+            if not fusable(op) or not self.compatible(g, op, key):
+                break
+            g.hoisted += pending
+            pending = []
+            g.ops.append(op)
+            i += 1
+        # transparent ops after the last fused op are not part of the run
+        return g, i - len(pending)
+
+    def compatible(self, g: Group, op: Op, key: tuple) -> bool:
+        dst = op.outs[0]
+        if self.valid_key(dst.type, dst) != key:
+            return False
+        dregs = [self.region(o.outs[0]) for o in g.ops] + [self.region(dst)]
+        if any(r is None for r in dregs):
+            return False
+        for src, bc in self.sources(op, dst.type):
+            sr = self.region(src)
+            if sr is None:
+                return False
+            for dr in dregs[:-1]:
+                if _overlap(sr, dr) and (bc != "Full" or sr != dr):
+                    return False
+        # the new destination must not clobber broadcast sources, nor partially overlap any operand
+        nr = self.region(dst)
+        if any(_overlap(dr, nr) and dr != nr for dr in dregs[:-1]):
+            return False  # two destinations sharing some bytes: the store order would differ
+        for o in g.ops:
+            for src, bc in self.sources(o, o.outs[0].type):
+                sr = self.region(src)
+                if sr is not None and _overlap(sr, nr) and (bc != "Full" or sr != nr):
+                    return False
+        return True
+
+    def sources(self, op: Op, dt: TileBufT) -> list[tuple[Value, str]]:
+        """(tile operand, broadcast kind) for each tile operand of `op`."""
+        n = short(op)
+        out = []
+        for k, v in enumerate(op.ins):
+            t = v.type
+            if not isinstance(t, TileBufT):
+                continue
+            if n in _ROW_EXPAND and k == 1 or n == "trowexpand":
+                bc = "ColBcast"
+            elif n in _COL_EXPAND and k == 1 or n == "tcolexpand":
+                bc = "RowBcast"
+            elif (t.rows, t.cols) == (dt.rows, dt.cols):
+                bc = "Full"
+            elif t.rows == 1 and t.cols == 1:
+                bc = "Splat"
+            elif t.cols == 1:
+                bc = "ColBcast"
+            elif t.rows == 1:
+                bc = "RowBcast"
+            else:
+                bc = "Full"
+            out.append((v, bc))
+        return out
+
+    # ---- emission ----------------------------------------------------------------------------
+
+    def emit(self, g: Group) -> None:
+        em = self.em
+        for op in g.hoisted:
+            em.op(op)
+        if len(g.ops) == 1:
+            em.op(g.ops[0])
+            return
+        d0 = g.ops[0].outs[0]
+        names = [em.name(o.outs[0]) for o in g.ops]
+        srcs = [(v, bc) for o in g.ops for v, bc in self.sources(o, o.outs[0].type)]
+        flat = all(bc == "Full" for _, bc in srcs)
+        d0n = em.name(d0)
+        flat_expr = f"{d0n}.vc == {d0.type.cols}" if flat else "false"  # type: ignore[union-attr]
+        em.line(f"// fused: {', '.join(short(o) for o in g.ops)}")
+        em.line(f"pto::vloop<float>({d0n}.vr, {d0n}.vc, {flat_expr}, [&](const auto& cur) PTO_INLINE_LAMBDA {{")
+        em.depth += 1
+        live: list[tuple[Region, str]] = []  # tiles whose current (rounded) value sits in a register
+        for k, op in enumerate(g.ops):
+            args = []
+            for src, bc in self.sources(op, op.outs[0].type):
+                r = self.region(src)
+                held = next((name for reg, name in live if reg == r), None) if bc == "Full" else None
+                if held is not None:
+                    args.append(held)
+                elif bc == "Full":
+                    args.append(f"cur.load({em.name(src)})")
+                else:
+                    args.append(f"cur.load(pto::{bc}({em.name(src)}))")
+            expr = self.functor(op, args)
+            dst = op.outs[0]
+            dt = dst.type
+            assert isinstance(dt, TileBufT)
+            v = f"f{k}"
+            em.line(f"const auto {v} = {expr};")
+            if not any(self.region(o.outs[0]) == self.region(dst) for o in g.ops[k + 1:]):
+                em.line(f"cur.store({names[k]}, {v});")  # (a later op of the run rewrites the same tile)
+            if dt.dtype != "f32":
+                em.line(f"const auto r{k} = pto::op::Round<{cpp_type(dt.dtype)}>{{}}({v});")
+                v = f"r{k}"
+            reg = self.region(dst)
+            assert reg is not None
+            live = [(r, n) for r, n in live if not _overlap(r, reg)] + [(reg, v)]
+        em.depth -= 1
+        em.line("});")
+
+    def functor(self, op: Op, args: list[str]) -> str:
+        n = short(op)
+        em = self.em
+        if n in _BINARY:
+            return f"pto::op::{_BINARY[n]}{{}}({args[0]}, {args[1]})"
+        if n in _ROW_EXPAND:
+            return f"pto::op::{_ROW_EXPAND[n]}{{}}({args[0]}, {args[1]})"
+        if n in _COL_EXPAND:
+            return f"pto::op::{_COL_EXPAND[n]}{{}}({args[0]}, {args[1]})"
+        if n in _UNARY:
+            return f"pto::op::{_UNARY[n]}{{}}({args[0]})"
+        if n in ("trowexpand", "tcolexpand"):
+            return args[0]
+        if n in _SCALAR:
+            s = next(v for v in op.ins if isinstance(v.type, ScalarT))
+            return f"pto::op::{_SCALAR[n]}<float>{{pto::scalar_to<float>({em.ref(s)})}}({args[0]})"
+        if n == "texpands":
+            return (f"pto::simd::splat<typename std::decay_t<decltype(cur)>::V>(pto::scalar_to<float>("
+                    f"{em.ref(op.ins[0])}))")
+        raise AssertionError(n)
+
+
+def _overlap(a: Region, b: Region) -> bool:
+    return a.lo < b.hi and b.lo < a.hi
+
+
+__all__ = ["Fuser", "Group", "fusable"]
