@@ -184,8 +184,13 @@ def instruction(s: Stmt, roots: Mapping[Var, Var | None] | None = None) -> Instr
     """The instruction a statement issues, or None (control flow, scalar code, allocs, aliases,
     sync ops). `roots` maps tensor values to their kernel parameter (see `tensor_roots`)."""
     call = stmt_call(s)
-    if call is None or is_sync_call(call):
+    if call is None or call.op.name in _SYNC_OPS:
         return None
+    return call_instruction(s, call, roots)
+
+
+def call_instruction(s: Stmt, call: Call, roots: Mapping[Var, Var | None] | None = None) -> Instruction | None:
+    """`instruction(s, roots)` for a statement whose op call (`stmt_call(s)`, not a sync op) is known."""
     pipe = pipe_of(call)
     if pipe is None:
         return None
@@ -196,12 +201,14 @@ def instruction(s: Stmt, roots: Mapping[Var, Var | None] | None = None) -> Instr
     roots = roots or {}
     reads: list[Resource] = []
     writes: list[Resource] = []
-    params = getattr(call.op, "operands", ())
+    scratch = _scratch(call.op)
     for i, a in enumerate(call.args):
+        if not isinstance(a, Var):
+            continue
         buf = _buffer(a)
         if buf is not None:
             reads.append(buf)
-            if i < len(params) and params[i].name == "tmp":
+            if i == scratch:
                 writes.append(buf)
     if name == "block.load":
         reads.append(_region(call.args[0], call.args[1], _const_dims(call.args[2]), roots))
@@ -217,6 +224,18 @@ def instruction(s: Stmt, roots: Mapping[Var, Var | None] | None = None) -> Instr
     return Instruction(pipe, tuple(reads), tuple(writes))
 
 
+_SCRATCH: dict[str, int] = {}
+
+
+def _scratch(op: Op) -> int:
+    """The position of the op's operand named `tmp` (read and written), -1 if none."""
+    got = _SCRATCH.get(op.name)
+    if got is None:
+        params = getattr(op, "operands", ())
+        got = _SCRATCH[op.name] = next((i for i, p in enumerate(params) if p.name == "tmp"), -1)
+    return got
+
+
 def accesses(s: Stmt, roots: Mapping[Var, Var | None] | None = None) -> tuple[tuple[Resource, ...],
                                                                               tuple[Resource, ...]]:
     """(reads, writes) of the statement's instruction; both empty when it issues none."""
@@ -225,8 +244,10 @@ def accesses(s: Stmt, roots: Mapping[Var, Var | None] | None = None) -> tuple[tu
 
 
 def _buffer(e: Expr) -> Buffer | None:
-    t = getattr(e, "type", None)
-    if not isinstance(t, TileType) or not isinstance(e, Var):
+    if not isinstance(e, Var):
+        return None
+    t = e.type
+    if not isinstance(t, TileType):
         return None
     return Buffer(t.memref if t.memref is not None else e)
 
@@ -237,9 +258,14 @@ def _same_buffer(a: Expr, b: Expr) -> bool:
 
 
 def _const_dims(e: Expr) -> tuple[int, ...] | None:
-    if not isinstance(e, MakeTuple) or not all(isinstance(x, ConstInt) for x in e.elements):
+    if not isinstance(e, MakeTuple):
         return None
-    return tuple(x.value for x in e.elements)  # type: ignore[union-attr]
+    out = []
+    for x in e.elements:
+        if not isinstance(x, ConstInt):
+            return None
+        out.append(x.value)
+    return tuple(out)
 
 
 def _tile_dims(tile: Expr, tensor: Expr) -> tuple[int, ...] | None:
@@ -255,7 +281,7 @@ def _region(tensor: Expr, offsets: Expr, extents: tuple[int, ...] | None,
     offs = _const_dims(offsets)
     window = None
     if offs is not None and extents is not None and len(offs) == len(extents):
-        window = tuple((o, o + n) for o, n in zip(offs, extents))
+        window = tuple([(o, o + n) for o, n in zip(offs, extents)])
     return TensorRegion(root, window)
 
 
@@ -328,8 +354,116 @@ class _BindCalls(IRMutator):
 def bind_instructions(fn: Function) -> Function:
     """`fn` with every instruction call the whole value of an assignment or evaluation statement, so
     that each statement issues at most one instruction: calls returned, yielded, passed as a loop's
-    init value or inside a tuple are first assigned to a fresh `<op>__tmp_v<k>` variable."""
-    return _BindCalls(NameGen.for_node(fn)).visit(fn)
+    init value or inside a tuple are first assigned to a fresh `<op>__tmp_v<k>` variable.
+
+    (`fn` itself when there is nothing to bind. Only a loop init value needs the general rewrite,
+    which substitutes the new iter_arg in the body; the other cases rewrite just the statements
+    concerned, naming the temporaries apart from the variables the function defines.)"""
+    scan = _BindScan([p.name for p in fn.params])
+    scan.block(fn.body)
+    if scan.loop_init:
+        return _BindCalls(NameGen.for_node(fn)).visit(fn)
+    if not scan.needed:
+        return fn
+    body = _BindStmts(NameGen(scan.names), scan.lifts).body(fn.body)
+    return fn if body is fn.body else rebuild(fn, {"body": body})
+
+
+def _lifts(e: Expr, top: bool) -> bool:
+    """Whether `_BindCalls.lift` would bind something in `e`."""
+    if isinstance(e, Call):
+        return not top and is_instruction_call(e)
+    if isinstance(e, MakeTuple):
+        return any(_lifts(x, False) for x in e.elements)
+    if isinstance(e, TupleGetItem):
+        return _lifts(e.tuple, False)
+    return False
+
+
+class _BindScan:
+    """What `bind_instructions` has to do (`lifts`: the statements to rewrite, and the compound
+    statements holding one, by id), and the names the function defines."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.lifts: set[int] = set()
+        self.loop_init = False
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.lifts)
+
+    def block(self, body: Stmt | None) -> bool:
+        names, lifts, found = self.names, self.lifts, False
+        for s in body_stmts(body):
+            if isinstance(s, AssignStmt):
+                names.append(s.var.name)
+                lift = _lifts(s.value, True)
+            elif isinstance(s, EvalStmt):
+                lift = _lifts(s.expr, True)
+            elif isinstance(s, (YieldStmt, ReturnStmt)):
+                lift = any(_lifts(v, False) for v in s.values)
+            elif isinstance(s, (ForStmt, WhileStmt)):
+                if isinstance(s, ForStmt):
+                    names.append(s.loop_var.name)
+                for a in s.iter_args:
+                    names.append(a.name)
+                    if _lifts(a.init_value, False):
+                        self.loop_init = True
+                names.extend(v.name for v in s.return_vars)
+                lift = self.block(s.body)
+            elif isinstance(s, IfStmt):
+                names.extend(v.name for v in s.return_vars)
+                lift = self.block(s.then_body) | self.block(s.else_body)
+            elif isinstance(s, ScopeStmt):
+                lift = self.block(s.body)
+            else:
+                lift = False
+            if lift:
+                lifts.add(id(s))
+                found = True
+        return found
+
+
+class _BindStmts(_BindCalls):
+    """`_BindCalls` for functions whose loop init values need nothing: the statements `lifts` names
+    (and the bodies holding them) only."""
+
+    def __init__(self, names: NameGen, lifts: set[int]) -> None:
+        super().__init__(names)
+        self.lifts = lifts
+
+    def body(self, body: Stmt | None) -> Stmt | None:
+        if body is None:
+            return None
+        if isinstance(body, SeqStmts):
+            lifts = self.lifts
+            out = [self.stmt(x) if id(x) in lifts or isinstance(x, SeqStmts) else x for x in body.stmts]
+            return body if all(a is b for a, b in zip(out, body.stmts)) else seq(out, span=body.span)
+        return self.stmt(body) if id(body) in self.lifts else body
+
+    def stmt(self, s: Stmt) -> Stmt:
+        if isinstance(s, AssignStmt):
+            pre: list[Stmt] = []
+            value = self.lift(s.value, pre, True)
+            return self._with(pre, s if value is s.value else rebuild(s, {"value": value}))
+        if isinstance(s, EvalStmt):
+            pre = []
+            e = self.lift(s.expr, pre, True)
+            return self._with(pre, s if e is s.expr else rebuild(s, {"expr": e}))
+        if isinstance(s, (YieldStmt, ReturnStmt)):
+            pre = []
+            vals = tuple(self.lift(v, pre, False) for v in s.values)
+            return self._with(pre, s if all(a is b for a, b in zip(vals, s.values)) else rebuild(s, {"values": vals}))
+        if isinstance(s, IfStmt):
+            t, e = self.body(s.then_body), self.body(s.else_body)
+            return s if t is s.then_body and e is s.else_body else rebuild(s, {"then_body": t, "else_body": e})
+        if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            b = self.body(s.body)
+            return s if b is s.body else rebuild(s, {"body": b})
+        if isinstance(s, SeqStmts):
+            return self.body(s)  # type: ignore[return-value]
+        return s
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,4 +533,4 @@ def _trailing_yield(body: Stmt | None) -> YieldStmt | None:
 
 
 __all__ = ["PIPES", "Buffer", "Instruction", "Resource", "TensorRegion", "accesses", "bind_instructions",
-           "instruction", "is_instruction_call", "is_sync_call", "pipe_of", "stmt_call", "tensor_roots"]
+           "call_instruction", "instruction", "is_instruction_call", "is_sync_call", "pipe_of", "stmt_call", "tensor_roots"]

@@ -1,21 +1,17 @@
-"""InsertSync: BEFORE/EXPECTED kernels written in `pl`, and an independent checker.
+"""InsertSync: BEFORE/EXPECTED kernels written in `pl`, checked by an independent simulator.
 
-The checker (`Sim`) executes a kernel's IR per docs/sync_model.md (read as the interpreter's hazard
-checker reads it: a set publishes what its pipe has completed; a wait on S stalls all issue) with
-concrete loop trip counts and branch outcomes: vector clocks per pipe, flags as FIFO queues per
-(set pipe, wait pipe, event id), barriers, the synchronous scalar pipe. It reports every conflicting
-pair of instruction instances that is not ordered (a hazard), a wait with no set before it
-(deadlock) and sets left without a wait. Random kernels (loads, vector/matrix ops, moves, stores,
-scalar accesses, loops, ifs over a few buffers) must come out hazard-free, and removing any one
-inserted synchronization must expose a hazard in some execution (else InsertSync emitted a
-redundant one). Kernels planned by the memory passes are also run by the interpreter on their PTO.
+The checker (`sync_checker.Sim`) executes a kernel's IR per docs/sync_model.md with concrete trip
+counts and branch outcomes. Random kernels (`sync_checker.KernelGen`) must come out hazard-free,
+and removing any one inserted synchronization must expose a hazard in some execution (else
+InsertSync emitted a redundant one). Kernels planned by the memory passes are also run by the
+interpreter on their PTO. The pass's own building blocks (conflict sets, the suspect filter that
+spares most syncs a trial removal, the walk count and cost on large kernels) are tested at the end.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from collections import defaultdict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,16 +20,20 @@ from hypothesis import strategies as st
 import pypto.language as pl
 from pypto import ir
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, PipeType
-from pypto.ir.expr import ConstFloat, ConstInt, Gt, MakeTuple, Mul, Var, make_memref, scalar_type
-from pypto.ir.function import Function
-from pypto.ir.op import create_op_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, WhileStmt
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.enums import FunctionType, MemorySpace, PipeType
+from pypto.ir.expr import Var, make_memref
+from pypto.ir.types import TensorType
 from pypto.passes import PassError
+from pypto.passes import insert_sync as IS
 from pypto.passes.insert_sync import NUM_EVENTS, InsertSync, insert_sync
-from pypto.passes.ir_utils import EvalError, Evaluator, StmtRewriter, body_stmts, make_body, make_else
-from pypto.passes.pipes import PIPES, instruction, is_sync_call, stmt_call, tensor_roots
+from pypto.passes.pipes import Buffer, Instruction, TensorRegion, bind_instructions, instruction
+from tests.passes.sync_checker import (
+    KernelGen,
+    SyncError,
+    assert_synchronized,
+    first_hazard,
+    without,
+)
 
 S, V, M = PipeType.S, PipeType.V, PipeType.M
 
@@ -58,176 +58,6 @@ def check_pass(before: str, expected: str, verified) -> None:
     fn, done = insert_sync(prog.functions[0])
     ir.assert_structural_equal(fn, after.functions[0])  # deterministic
     assert_synchronized(fn, done)
-
-
-# ---------------------------------------------------------------------------------------------
-# the independent checker
-
-
-class SyncError(AssertionError):
-    pass
-
-
-def _join(a: dict, b: dict) -> dict:
-    out = dict(a)
-    for k, v in b.items():
-        if out.get(k, 0) < v:
-            out[k] = v
-    return out
-
-
-class Chooser:
-    """Outcomes of branches and unknown trip counts: `prefix` first, then 0 (depth-first) or random."""
-
-    def __init__(self, prefix: list[int], rng: random.Random | None = None) -> None:
-        self.prefix, self.rng = prefix, rng
-        self.trace: list[tuple[int, int]] = []
-
-    def choose(self, n: int) -> int:
-        i = len(self.trace)
-        c = self.prefix[i] if i < len(self.prefix) else self.rng.randrange(n) if self.rng else 0
-        self.trace.append((c, n))
-        return c
-
-
-def executions(limit: int, dfs: int = 200, seed: int = 0):
-    """Choosers: depth-first over the choice tree (all of it when small), then random, `limit` in all."""
-    prefix: list[int] = []
-    for _ in range(min(dfs, limit)):
-        ch = Chooser(prefix)
-        yield ch
-        t = ch.trace
-        while t and t[-1][0] + 1 >= t[-1][1]:
-            t.pop()
-        if not t:
-            return
-        prefix = [c for c, _ in t[:-1]] + [t[-1][0] + 1]
-    rng = random.Random(seed)
-    for _ in range(limit - dfs):
-        yield Chooser([], rng)
-
-
-class Sim:
-    """Runs a kernel per docs/sync_model.md: instruction instances get vector clocks (per pipe, how
-    many of its instructions happen before); an unordered conflicting earlier instance is a hazard."""
-
-    def __init__(self, fn: Function, chooser, max_trips: int = 3) -> None:
-        self.fn, self.ch, self.max_trips = fn, chooser, max_trips
-        self.roots = tensor_roots(fn)
-        self.count = {p: 0 for p in PIPES}
-        self.frontier: dict = {p: {} for p in PIPES}  # what every later instruction on p is after
-        self.done: dict = {p: {} for p in PIPES}  # what the instructions issued on p so far are after
-        self.queues: dict = defaultdict(list)
-        self.history: list = []
-        self.hazards: list = []
-        self.evaluator = Evaluator()
-
-    def run(self) -> list:
-        self.block(self.fn.body, {})
-        left = {k: len(v) for k, v in self.queues.items() if v}
-        if left:
-            raise SyncError(f"sets without a matching wait at the end: {left}")
-        return self.hazards
-
-    def block(self, body, env) -> None:
-        for s in body_stmts(body):
-            self.stmt(s, env)
-
-    def value(self, e, env):
-        try:
-            return self.evaluator.expr(e, env)
-        except EvalError:
-            return None  # depends on a kernel parameter: a free choice
-
-    def stmt(self, s, env) -> None:
-        if isinstance(s, ForStmt):
-            b = [self.value(e, env) for e in (s.start, s.stop, s.step)]
-            for i in range(*b) if None not in b else range(self.ch.choose(self.max_trips + 1)):
-                env[s.loop_var] = i
-                self.block(s.body, env)
-        elif isinstance(s, WhileStmt):
-            for _ in range(self.ch.choose(self.max_trips + 1)):
-                self.block(s.body, env)
-        elif isinstance(s, IfStmt):
-            c = self.value(s.condition, env)
-            self.block(s.then_body if (c if c is not None else self.ch.choose(2)) else s.else_body, env)
-        elif isinstance(s, ScopeStmt):
-            self.block(s.body, env)
-        else:
-            call = stmt_call(s)
-            if call is not None and is_sync_call(call):
-                self.sync(call)
-            elif (ins := instruction(s, self.roots)) is not None:
-                self.issue(ins, s)
-
-    def issue(self, ins, s) -> None:
-        p = ins.pipe
-        vc = dict(self.frontier[p])
-        for a, ap, ai, astmt in self.history:
-            if vc.get(ap, 0) < ai and a.conflicts_with(ins):
-                self.hazards.append((astmt, s))
-        self.count[p] += 1
-        done = {**vc, p: self.count[p]}
-        self.done[p] = _join(self.done[p], done)
-        self.history.append((ins, p, self.count[p], s))
-        if p is S:  # synchronous: complete before the next instruction issues
-            for q in PIPES:
-                self.frontier[q] = _join(self.frontier[q], done)
-        if len(self.history) > 32:  # forget instances ordered before everything to come
-            self.history = [h for h in self.history if any(self.frontier[q].get(h[1], 0) < h[2] for q in PIPES)]
-
-    def sync(self, call) -> None:
-        name = call.op.name
-        if name in ("system.sync_src", "system.sync_dst"):
-            key = (call.kwarg("set_pipe"), call.kwarg("wait_pipe"), call.kwarg("event_id"))
-            if name == "system.sync_src":  # fires once every earlier instruction on the set pipe is done
-                self.queues[key].append(dict(self.done[key[0]]))
-            elif not self.queues[key]:
-                raise SyncError(f"wait_flag{key} with no set before it (deadlock)")
-            else:
-                self.frontier[key[1]] = _join(self.frontier[key[1]], self.queues[key].pop(0))
-                if key[1] is S:  # the scalar unit stalls: it issues everything after
-                    for q in PIPES:
-                        self.frontier[q] = _join(self.frontier[q], self.frontier[S])
-        elif name == "system.bar_all":
-            j: dict = {}
-            for q in PIPES:
-                j = _join(j, self.done[q])
-            self.frontier = {q: _join(f, j) for q, f in self.frontier.items()}
-        else:
-            p = V if name == "system.bar_v" else M
-            self.frontier[p] = _join(self.frontier[p], self.done[p])
-
-
-def first_hazard(fn: Function, limit: int = 1500):
-    """(hazards, choices) of the first execution found with a hazard, else None."""
-    for ch in executions(limit):
-        hz = Sim(fn, ch).run()
-        if hz:
-            return hz, [c for c, _ in ch.trace]
-    return None
-
-
-class _Remove(StmtRewriter):
-    def __init__(self, stmts) -> None:
-        self.ids = {id(s) for s in stmts}
-
-    def rewrite(self, s):
-        return [] if id(s) in self.ids else self.recurse(s)
-
-
-def without(fn: Function, stmts) -> Function:
-    return dataclasses.replace(fn, body=_Remove(stmts).rewrite_body(fn.body))
-
-
-def assert_synchronized(fn: Function, done) -> None:
-    """`fn`, a kernel after InsertSync, is hazard-free, and removing any one of the syncs `done`
-    that InsertSync reported inserting exposes a hazard (none is redundant)."""
-    hz = first_hazard(fn)
-    assert hz is None, f"hazard {hz[0][0]} with choices {hz[1]}:\n{ir.python_print(fn)}"
-    for s in done:
-        assert first_hazard(without(fn, s.stmts), limit=3000) is not None, \
-            f"redundant {s.set_pipe} -> {s.wait_pipe} (event {s.event_id}):\n{ir.python_print(fn)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -606,124 +436,6 @@ def test_checker_follows_flags_transitively():
 # ---------------------------------------------------------------------------------------------
 # random kernels
 
-FP32, INDEX, INT32 = DataType.FP32, DataType.INDEX, DataType.INT32
-VEC, MAT, LEFT, RIGHT, ACC = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
-
-
-def _tup(*xs):
-    return MakeTuple(tuple(ConstInt(x, INDEX) for x in xs))
-
-
-class KernelGen:
-    """A random kernel over a few buffers, driven by `pick(n) -> 0..n-1`: loads (constant or
-    loop-dependent windows of an In and an InOut tensor), vector ops, moves, stores, scalar reads
-    and writes, the matmul family, loops (constant or unknown trip counts) and ifs (unknown
-    conditions), nested up to `max_depth`."""
-
-    def __init__(self, pick, matmul: bool = True, max_depth: int = 2, max_stmts: int = 4) -> None:
-        self.pick, self.matmul, self.max_depth, self.max_stmts = pick, matmul, max_depth, max_stmts
-        self.n = 0
-        self.a = Var("a", TensorType([64, 16], FP32))
-        self.c = Var("c", TensorType([64, 16], FP32))
-        self.p = Var("p", scalar_type(INT32))
-        self.trips = Var("n", scalar_type(INDEX))
-        spaces = [VEC, VEC, VEC] + ([MAT, MAT, LEFT, RIGHT, ACC] if matmul else [])
-        self.mems = [make_memref(sp, -1, 1024, i) for i, sp in enumerate(spaces)]
-        self.tiles: dict = {}
-        self.prologue = [AssignStmt(m, create_op_call("block.alloc", [], {"memory_space": m.memory_space, "addr": -1,
-                                                                      "size": 1024, "id": m.id})) for m in self.mems]
-        for m in self.mems:
-            v = self.fresh("init", TileType([16, 16], FP32, m.memory_space, m))
-            self.prologue.append(AssignStmt(v, create_op_call("block.create_tile", [_tup(16, 16)],
-                                                              {"dtype": FP32, "target_memory": m.memory_space})))
-            self.tiles[m] = v
-
-    def fresh(self, name, t):
-        self.n += 1
-        return Var(f"{name}{self.n}", t)
-
-    def buf(self, space):
-        ms = [m for m in self.mems if m.memory_space is space]
-        return ms[self.pick(len(ms))]
-
-    def tile(self, space):
-        return self.tiles[self.buf(space)]
-
-    def result(self, space):
-        m = self.buf(space)
-        return self.fresh("t", TileType([16, 16], FP32, m.memory_space, m))
-
-    def window(self, loop_vars):
-        k = self.pick(3)
-        if k < 2:
-            return _tup(16 * k, 0)
-        row = Mul(loop_vars[-1], ConstInt(16, INDEX), INDEX) if loop_vars else ConstInt(32, INDEX)
-        return MakeTuple((row, ConstInt(0, INDEX)))
-
-    def load(self, space, loop_vars):
-        src = [self.a, self.c][self.pick(2)] if space is VEC else self.a
-        return AssignStmt(self.result(space), create_op_call("block.load", [src, self.window(loop_vars), _tup(16, 16),
-                                                                            _tup(16, 16)], {"target_memory": space}))
-
-    def store(self, space, loop_vars):
-        return AssignStmt(self.fresh("o", self.c.type),
-                          create_op_call("block.store", [self.tile(space), self.window(loop_vars), self.c]))
-
-    def op(self, loop_vars):
-        kinds = ["load", "load", "vbin", "vun", "store", "read", "write", "movevv"]
-        if self.matmul:
-            kinds += ["loadmat", "movemat", "matmul", "matmul_acc", "storeacc", "moveacc"]
-        k = kinds[self.pick(len(kinds))]
-        call = {
-            "vbin": lambda: ("block.add", [self.tile(VEC), self.tile(VEC)], {}, VEC),
-            "vun": lambda: ("block.exp", [self.tile(VEC)], {}, VEC),
-            "movevv": lambda: ("block.move", [self.tile(VEC)], {"target_memory": VEC}, VEC),
-            "matmul": lambda: ("block.matmul", [self.tile(LEFT), self.tile(RIGHT)], {}, ACC),
-            "moveacc": lambda: ("block.move", [self.tile(ACC)], {"target_memory": VEC}, VEC),
-        }
-        if k in call:
-            name, args, kw, space = call[k]()
-            return AssignStmt(self.result(space), create_op_call(name, args, kw))
-        if k in ("load", "loadmat"):
-            return self.load(VEC if k == "load" else MAT, loop_vars)
-        if k in ("store", "storeacc"):
-            return self.store(VEC if k == "store" else ACC, loop_vars)
-        if k == "read":
-            return AssignStmt(self.fresh("s", scalar_type(FP32)), create_op_call("block.read", [self.tile(VEC),
-                                                                                               _tup(0, 0)]))
-        if k == "write":
-            return EvalStmt(create_op_call("block.write", [self.tile(VEC), _tup(0, 0), ConstFloat(1.0, FP32)]))
-        if k == "movemat":
-            dst = [LEFT, RIGHT][self.pick(2)]
-            return AssignStmt(self.result(dst), create_op_call("block.move", [self.tile(MAT)], {"target_memory": dst}))
-        acc = self.buf(ACC)  # matmul_acc: in place on the accumulator
-        return AssignStmt(self.fresh("t", self.tiles[acc].type),
-                          create_op_call("block.matmul_acc", [self.tiles[acc], self.tile(LEFT), self.tile(RIGHT)]))
-
-    def block(self, depth, loop_vars):
-        out = []
-        for _ in range(1 + self.pick(self.max_stmts)):
-            k = self.pick(6) if depth < self.max_depth else 0
-            if k == 4:
-                lv = self.fresh("i", scalar_type(INDEX))
-                trips = self.pick(4)
-                stop = self.trips if trips == 0 else ConstInt(trips, INDEX)
-                body = self.block(depth + 1, loop_vars + [lv])
-                out.append(ForStmt(lv, ConstInt(0, INDEX), stop, ConstInt(1, INDEX), body=make_body(body)))
-            elif k == 5:
-                then = self.block(depth + 1, loop_vars)
-                other = self.block(depth + 1, loop_vars) if self.pick(2) else []
-                out.append(IfStmt(Gt(self.p, ConstInt(0, INT32), DataType.BOOL), make_body(then), make_else(other)))
-            else:
-                out.append(self.op(loop_vars))
-        return out
-
-    def kernel(self) -> Function:
-        body = self.block(0, [])
-        dirs = (ParamDirection.In, ParamDirection.InOut, ParamDirection.In, ParamDirection.In)
-        return Function("k", (self.a, self.c, self.p, self.trips), dirs, (),
-                        make_body(self.prologue + body + [ReturnStmt(())]), FunctionType.InCore)
-
 
 def _check_random(pick, **kw) -> None:
     from pypto.ir.verifier import verify
@@ -753,3 +465,175 @@ def test_random_mixed_kernels_are_synchronized_minimally(data):
 def test_random_kernels_fixed_seeds(seed):
     rng = random.Random(seed)
     _check_random(lambda n: rng.randrange(n), matmul=seed % 2 == 0, max_depth=2 + seed % 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# precision of the analysis: orderings that hold on every path need no flag of their own
+
+
+def _vec(i: int) -> str:
+    return f"pl.Tile[[16, 16], pl.FP32, mem_vec_{i}]"
+
+
+def _alloc(*spaces: tuple[str, int]) -> str:
+    return "".join(f"        mem_{sp.lower()}_{i}: pl.MemRefType = pl.block.alloc(pl.MemorySpace.{sp}, -1, 1024, {i})\n"
+                   for sp, i in spaces)
+
+
+def test_an_ordering_made_differently_on_each_path_needs_no_flag(verified):
+    """The load t6 (then-branch of the first if) must precede the scalar write of its buffer. After
+    the second if, on its then-path t6 precedes the move t9 (MTE2 -> V flag), which the V -> S flag
+    covers; on its else-path bar_all has ordered t6 before everything. So the V -> S flag's set,
+    right after the if, orders t6 on every path where t6 is still pending: no MTE2 -> S flag."""
+    sig = f"    def k(self, a: {TENSOR}, c: {TENSOR}, p: pl.Scalar[pl.INT32]):\n"
+    alloc = _alloc(("Vec", 1), ("Vec", 2)) + \
+        "        init2: pl.Tile[[16, 16], pl.FP32, mem_vec_1] = pl.block.create_tile([16, 16], dtype=pl.FP32)\n"
+    loads = (f"        if p > 0:\n            t6: {_vec(1)} = pl.load(c, [0, 0], [16, 16])\n"
+             f"            t7: {_vec(2)} = pl.load(a, [16, 0], [16, 16])\n")
+    then = f"        if p > 0:\n            t9: {_vec(2)} = pl.move(init2, target_memory=pl.MemorySpace.Vec)\n"
+    other = f"        else:\n            t11: {_vec(2)} = pl.load(a, [0, 0], [16, 16])\n"
+    write = "        pl.block.write(init2, [0, 0], 1.0)\n        return\n"
+    check_pass(sig + alloc + loads + then + other + write,
+               sig + alloc + loads + flags("MTE2", "V") + then
+               + other.replace("            t11", "            pl.system.bar_all()\n            t11")
+               + flags("V", "S") + write, verified)
+
+
+def test_a_loop_with_a_constant_trip_count_runs_all_its_iterations(verified):
+    """The inner loop always runs twice, so its second matmul t17 follows the first iteration's move
+    t18 (FIX -> M), which follows the previous outer iteration's load t22 (MTE2 -> FIX, carried):
+    the M -> MTE1 flag before the if then also orders t22 before the next iteration's move t21 (an
+    exit after a single inner iteration, which would need an MTE2 -> MTE1 flag, cannot happen)."""
+    sig = f"    def k(self, a: {TENSOR}, p: pl.Scalar[pl.INT32], n: pl.Scalar[pl.INDEX]):\n"
+    tile = "pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.{0}, mem_{1}_{2}]"
+    mat, left, right, acc = (tile.format(sp, sp.lower(), i) for sp, i in (("Mat", 3), ("Left", 5), ("Right", 6),
+                                                                          ("Acc", 7)))
+    alloc = _alloc(("Vec", 1), ("Mat", 3), ("Left", 5), ("Right", 6), ("Acc", 7)) + "".join(
+        f"        {name}: {t} = pl.block.create_tile([16, 16], dtype=pl.FP32, target_memory=pl.MemorySpace.{sp})\n"
+        for name, t, sp in (("init4", mat, "Mat"), ("init6", left, "Left"), ("init7", right, "Right"),
+                            ("init8", acc, "Acc")))
+    inner = (f"            for j in pl.range(2):\n{flag('wait', 'FIX', 'M', ind=4)}"
+             f"                t17: {acc} = pl.matmul(init6, init7)\n{flags('M', 'FIX', ind=4)}"
+             f"                t18: {_vec(1)} = pl.move(init8, target_memory=pl.MemorySpace.Vec)\n"
+             f"{flag('set', 'FIX', 'M', ind=4)}")
+    branch = (f"            if p > 0:\n                t21: {left} = pl.move(init4, target_memory=pl.MemorySpace.Left)\n"
+              "            else:\n{bar}"
+              f"                t22: {mat} = pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)\n")
+    tail = (f"            for m in pl.range(n):\n{{bar}}                t26: {_vec(1)} = pl.load(a, [m * 16, 0], [16, 16])\n")
+    bar = "                pl.system.bar_all()\n"
+    before = (sig + alloc + "        for i in pl.range(3):\n" + inner.replace(flag("wait", "FIX", "M", ind=4), "")
+              .replace(flags("M", "FIX", ind=4), "").replace(flag("set", "FIX", "M", ind=4), "")
+              + branch.format(bar="") + tail.format(bar="") + "        return\n")
+    expected = (sig + alloc + flag("set", "MTE1", "M") + flag("set", "MTE2", "FIX") + "        for i in pl.range(3):\n"
+                + flag("wait", "MTE1", "M", ind=3) + flag("wait", "MTE2", "FIX", ind=3) + flag("set", "FIX", "M", ind=3)
+                + inner + flag("wait", "FIX", "M", ind=3) + flags("M", "MTE1", ind=3) + branch.format(bar=bar)
+                + flag("set", "MTE1", "M", ind=3) + tail.format(bar=bar) + flag("set", "MTE2", "FIX", ind=3)
+                + flag("wait", "MTE1", "M") + flag("wait", "MTE2", "FIX") + "        return\n")
+    check_pass(before, expected, verified)
+
+
+# ---------------------------------------------------------------------------------------------
+# the pass's building blocks
+
+
+def _gen(seed: int, **kw):
+    rng = random.Random(seed)
+    return KernelGen(lambda n: rng.randrange(n), **kw).kernel()
+
+
+def _random_resource(rng: random.Random, mems: list, tensors: list, extent: int):
+    if rng.random() < 0.5:
+        return Buffer(rng.choice(mems))
+    k = rng.random()
+    t = None if k < 0.05 else rng.choice(tensors)
+    if k < 0.15:
+        return TensorRegion(t, None if k < 0.1 else ((0, 4),))
+    a, b = rng.randrange(extent), rng.randrange(extent)
+    return TensorRegion(t, ((a, a + rng.randrange(1, 8)), (b, b + rng.randrange(1, 8))))
+
+
+def test_conflict_sets_are_the_pairwise_conflicts():
+    """`conf[i]`, computed per resource (buffers by MemRef, space and id or address range; tensor
+    windows, many of them swept by dimension 0), is exactly the set of j with conflicts_with."""
+    rng = random.Random(7)
+    tensors = [Var(f"t{i}", TensorType([64, 64], DataType.FP32)) for i in range(2)]
+    for trial in range(60):
+        mems = [make_memref(rng.choice([MemorySpace.Vec, MemorySpace.Mat]), rng.choice([-1, 16 * rng.randrange(64)]),
+                            rng.choice([16, 32, 64]), rng.randrange(5)) for _ in range(rng.randrange(1, 8))]
+        extent = rng.choice([3, 60])  # few windows, or many (the sweep)
+        instrs = [Instruction(V, tuple(_random_resource(rng, mems, tensors, extent) for _ in range(rng.randrange(3))),
+                              tuple(_random_resource(rng, mems, tensors, extent) for _ in range(rng.randrange(3))))
+                  for _ in range(rng.randrange(1, 90))]
+        conf = IS._conflicts(instrs)
+        for i, a in enumerate(instrs):
+            assert conf[i] == sum(1 << j for j, b in enumerate(instrs) if a.conflicts_with(b)), (trial, i)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_every_sync_pruning_can_remove_is_a_suspect(seed):
+    """The suspect filter is sound: a sync that removing-and-rechecking finds redundant is always
+    among the suspects (the others are never tried). In a straight-line kernel there is none."""
+    straight = seed % 3 == 0
+    kw = {"max_depth": 0, "max_stmts": 12} if straight else {"max_depth": 2 + seed % 2, "max_stmts": 3 + seed % 3}
+    k = IS._Kernel(bind_instructions(_gen(100 + seed, matmul=seed % 2 == 0, **kw)))
+    if not k.n:
+        return
+    assert k.straight or not straight
+    plan = IS._plan(k)
+    redundant = {id(s) for s in plan.syncs} - {id(s) for s in IS._prune(k, plan, everything=True).syncs}
+    assert redundant <= {id(s) for s in IS._suspects(k, plan.syncs)}
+    if k.straight:
+        assert not redundant
+
+
+def _walks(monkeypatch) -> list[tuple[bool, int]]:
+    """Record (decide mode?, statement visits) of every walk InsertSync makes."""
+    got: list[tuple[bool, int]] = []
+    run, states = IS._Walk.run, IS._Walk.states
+
+    def counted_run(self):
+        out = run(self)
+        got.append((self.decide, self.visits))
+        return out
+
+    def counted_states(self, *a, **kw):
+        out = states(self, *a, **kw)
+        got.append((self.decide, self.visits))
+        return out
+
+    monkeypatch.setattr(IS._Walk, "run", counted_run)
+    monkeypatch.setattr(IS._Walk, "states", counted_states)
+    return got
+
+
+def test_straight_line_and_k_loop_kernels_take_one_and_two_walks(monkeypatch):
+    """A straight-line kernel is planned in one walk (its decisions act exactly where the walk put
+    them: nothing to check, nothing to prune); the K loop of Planned.mm in a deciding walk and a
+    checking one, its syncs all needed for pairs no other sync can order (no trial walk)."""
+    from pypto.passes.pass_manager import OptimizationStrategy, PassManager
+
+    walks = _walks(monkeypatch)
+    load = f"        ta: {T0} = pl.load(a, [0, 0], [64, 64])\n        tb: {T1} = pl.load(b, [0, 0], [64, 64])\n"
+    fn, done = insert_sync(kernel(SIG3 + ALLOC2 + load + f"        tc: {T0} = pl.add(ta, tb)\n"
+                                  + f"        out: {TENSOR} = pl.store(tc, [0, 0], c)\n        return out\n").functions[0])
+    assert len(done) == 2 and [d for d, _ in walks] == [True]
+    walks.clear()
+    prog = PassManager.get_strategy(OptimizationStrategy.PTOAS).run_passes(ir.Program("mm", (Planned.get_function("mm"),)))
+    fn, done = insert_sync(prog.functions[0])
+    assert len(done) >= 8 and [d for d, _ in walks] == [True, False]
+
+
+def test_a_large_kernel_costs_a_few_walks(monkeypatch):
+    """A random kernel of about 700 instructions in loops nested five deep (the old remove-and-
+    re-analyse pruning took tens of seconds on such kernels): planning takes a deciding and a
+    checking walk, and pruning stays within its budget (`_PRUNE_WALKS` walks of the kernel, or
+    `_PRUNE_VISITS` statement visits), so the whole pass costs a small multiple of one walk."""
+    walks = _walks(monkeypatch)
+    fn = _gen(11, matmul=True, max_depth=5, max_stmts=10)
+    assert IS._Kernel(bind_instructions(fn)).n > 600
+    out, done = insert_sync(fn)
+    one = next(v for d, v in walks if not d)  # the checking walk
+    assert [d for d, _ in walks[:2]] == [True, False] and len(done) > 300
+    pruning = sum(v for _, v in walks[3:])  # the trials, after the pruning's reference walk
+    assert pruning <= max(IS._PRUNE_VISITS, IS._PRUNE_WALKS * one) + one
+    assert sum(v for _, v in walks) <= (IS._PRUNE_WALKS + 6) * one + IS._PRUNE_VISITS

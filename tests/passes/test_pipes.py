@@ -251,3 +251,32 @@ def test_bind_instructions_hoists_returned_yielded_and_init_calls():
     assert new_loop.iter_args[0].init_value is stores[0].var
     assert isinstance(stmts[-1], ReturnStmt) and stmts[-1].values == (stores[2].var,)
     assert bind_instructions(out) is out
+
+
+def test_bind_instructions_without_loop_inits_rewrites_only_what_it_must():
+    """Without a call as a loop init value, only the statements binding something (and the bodies
+    holding them) are rebuilt — with the same result, names included, as the general rewrite; a
+    function with nothing to bind is returned as is."""
+    from pypto import ir
+    from pypto.passes.ir_utils import NameGen
+    from pypto.passes.pipes import _BindCalls, bind_instructions
+
+    c, t, u = tensor("c"), tile(), tile(name="u")
+    taken = Var("store__tmp_v1", c.type)  # a name already in use: the temporaries go around it
+    acc, r, r2 = IterArg("acc", c.type, c), Var("r", c.type), Var("r2", c.type)
+    untouched = ForStmt(Var("j", scalar_type(INDEX)), ConstInt(0, INDEX), ConstInt(2, INDEX), ConstInt(1, INDEX), (),
+                        make_body([assign(u, "block.exp", t), assign(Var("x", t.type), "block.exp", u)]), ())
+    loop = ForStmt(Var("i", scalar_type(INDEX)), ConstInt(0, INDEX), ConstInt(2, INDEX), ConstInt(1, INDEX), (acc,),
+                   make_body([IfStmt(ConstBool(True), make_body([YieldStmt((call("block.store", t, tup(0, 0), acc),))]),
+                                     make_body([YieldStmt((call("block.store", u, tup(64, 0), acc),))]), (r2,)),
+                              YieldStmt((r2,))]), (r,))
+    body = [assign(taken, "block.store", t, tup(0, 0), c), untouched, loop,
+            AssignStmt(Var("pair", c.type), MakeTuple((call("block.store", t, tup(0, 0), r), r))),
+            ReturnStmt((call("block.store", u, tup(64, 0), r),))]
+    fn = _kernel([c], body)
+    fast = bind_instructions(fn)
+    general = _BindCalls(NameGen.for_node(fn)).visit(fn)
+    assert ir.python_print(fast) == ir.python_print(general)
+    ir.assert_structural_equal(fast, general)
+    assert fast.body.stmts[1] is untouched and fast.body.stmts[0] is body[0]
+    assert bind_instructions(fast) is fast
