@@ -200,8 +200,9 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
             binder.check(Param(f"output {k}", "tensor", r.dtype, r.shape, "out"), o)
             if not _usable(o):
                 raise ArgumentError(f"output {k} must be a contiguous array")
+            o.fill(0)  # a tensor the program creates starts zeroed, wherever its buffer comes from
         else:
-            o = np.empty(binder.shape_of(r, f"result {k}"), r.dtype.to_numpy())
+            o = np.zeros(binder.shape_of(r, f"result {k}"), r.dtype.to_numpy())
         outputs.append(o)
         k += 1
     platform = getattr(cfg, "platform", "cpu")

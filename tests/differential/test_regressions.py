@@ -55,11 +55,8 @@ def test_assemble_loop_fills_the_out_param(platform: RunConfig):
     np.testing.assert_array_equal(out, np.abs(x))
 
 
-# cpu returns garbage for a result that is the value of a loop or an if: OrchestrationEmitter.direct
-# (backend/cpu/emit_orchestration.py) takes every returned value for an alloc_tensor written straight
-# into its output, so ret() copies nothing and the caller gets launch.py's np.empty array
-RETURNED_RESULT = ("cpu: a returned loop/if result is never copied into the entry's output (OrchestrationEmitter."
-                   "direct in backend/cpu/emit_orchestration.py holds non-alloc values, so ret() skips the copy)")
+# fixed: a returned loop/if result used to be left uncopied on cpu (OrchestrationEmitter.direct held
+# non-alloc values); return_slots now also sees through loop-carried parameters
 
 
 def poisoned_call(compiled, *args, config):
@@ -70,8 +67,6 @@ def poisoned_call(compiled, *args, config):
     return compiled(*args, config=config)
 
 
-@pytest.mark.xfail(strict=True, reason=RETURNED_RESULT + "; also return_slots does not see through the iter_arg, "
-                   "so the Out parameter comes back as a new array")
 def test_returned_loop_carried_out_param():
     compiled = compile_text(ASSEMBLE_LOOP)
     x = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
@@ -123,7 +118,6 @@ def test_loop_and_if_results_used_by_an_op_are_fine():
         np.testing.assert_array_equal(cond(x, 0, config=cfg), x + 1, err_msg=name)
 
 
-@pytest.mark.xfail(strict=True, reason=RETURNED_RESULT)
 def test_returned_loop_result():
     compiled = compile_text(LOOP_RESULT)
     x = np.random.default_rng(2).standard_normal((16, 32)).astype(np.float32)
@@ -137,7 +131,6 @@ def test_returned_loop_result():
         np.testing.assert_allclose(res, want, rtol=1e-6, err_msg=f"{name}: returned")
 
 
-@pytest.mark.xfail(strict=True, reason=RETURNED_RESULT)
 def test_returned_if_result():
     compiled = compile_text(IF_RESULT)
     x = np.random.default_rng(3).standard_normal((16, 32)).astype(np.float32)
@@ -170,9 +163,6 @@ class Diff:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="cpu: a pl.create_tensor tensor the entry returns is the caller's "
-                   "output buffer (np.empty in backend/launch.py, or the trailing argument), not a zeroed "
-                   "runtime allocation: elements no kernel writes are garbage (interp: zeros)")
 def test_returned_created_tensor_is_zero_filled():
     compiled = compile_text(PARTIAL_CREATED)
     x = np.ones((8, 16), np.float32)

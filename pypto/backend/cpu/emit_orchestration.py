@@ -3,8 +3,9 @@
 Tensors are `pto_tensor` values (root buffer + view). `pto.submit` packs the task's arguments and
 calls `api->submit`; the runtime derives dependencies from the regions. Results the program
 returns that are not its parameters are written into extra *output* parameters the caller passes
-after the entry parameters: when a returned tensor is created by `pto.alloc_tensor`, the output
-buffer is used directly (no copy); otherwise it is copied at the end.
+after the entry parameters: when a returned tensor is created by `pto.alloc_tensor`, it is created
+in the output buffer (no copy; the caller hands it over zero-filled, as alloc_tensor promises);
+otherwise it is copied there at the end.
 """
 
 from __future__ import annotations
@@ -24,13 +25,45 @@ class ReturnSlot:
     output: int | None  # else: index of the extra output parameter it is written into
 
 
+def _alias_roots(func: Func) -> dict[int, Value]:
+    """Values that are another value under a new name: a loop result whose every iteration passes its
+    carried tensor through unchanged is its init value; an if result both branches yield alike."""
+    roots: dict[int, Value] = {}
+
+    def root(v: Value) -> Value:
+        while id(v) in roots:
+            v = roots[id(v)]
+        return v
+
+    for op in walk(func.body):
+        if op.name == "scf.for" and op.results:
+            body = op.regions[0]
+            y = body.ops[-1] if body.ops and body.ops[-1].name == "scf.yield" else None
+            for k, r in enumerate(op.results):
+                init = op.operands[3 + k]
+                if y is not None and k < len(y.operands) and root(y.operands[k]) is root(body.args[1 + k]):
+                    roots[id(r)] = init
+                    roots[id(body.args[1 + k])] = init
+        elif op.name == "scf.if" and op.results and len(op.regions) == 2:
+            ys = [b.ops[-1] for b in op.regions if b.ops and b.ops[-1].name == "scf.yield"]
+            if len(ys) == 2:
+                for k, r in enumerate(op.results):
+                    a, b = root(ys[0].operands[k]), root(ys[1].operands[k])
+                    if a is b:
+                        roots[id(r)] = a
+    return roots
+
+
 def return_slots(func: Func) -> list[ReturnSlot]:
     rets = [op for op in walk(func.body) if op.name == "func.return"]
     if not rets:
         return []
     args = {id(a): i for i, a in enumerate(func.args)}
+    roots = _alias_roots(func)
     slots, n_out = [], 0
     for v in rets[-1].operands:
+        while id(v) in roots:
+            v = roots[id(v)]
         p = args.get(id(v))
         if p is not None:
             slots.append(ReturnSlot(p, None))
@@ -63,10 +96,12 @@ class OrchestrationEmitter(FuncEmitter):
         self.nparams = len(func.args)
         self.n_outputs = sum(1 for s in self.slots if s.output is not None)
         rets = [op for op in walk(func.body) if op.name == "func.return"]
-        self.direct: dict[int, int] = {}  # id(alloc result) -> output index (written straight into it)
+        allocs = {id(op.result) for op in walk(func.body) if op.name == "pto.alloc_tensor"}
+        # a returned tensor created by alloc_tensor is created in its output buffer (no copy at the end)
+        self.direct: dict[int, int] = {}
         if rets:
             for v, s in zip(rets[-1].operands, self.slots):
-                if s.output is not None:
+                if s.output is not None and id(v) in allocs:
                     self.direct.setdefault(id(v), s.output)
 
     def value_ctype(self, v: Value) -> str:
