@@ -182,6 +182,19 @@ template <class D, class S> PTO_INLINE void TCVT(D& dst, const S& src, RoundMode
   constexpr int N = simd::lanes_for<detail::max_size<CT, DT, ST, compute_t<DT>>::v>;
   using V = simd::vec<CT, N>;
   const bool flat = can_flatten(dst, Full(src));
+#if defined(PTO_BF16_CVT_RUN)
+  if constexpr (is_bf16_v<DT> && std::is_same_v<ST, float>) {  // vcvtne2ps2bf16 over whole rows
+    static_assert(D::kRowMajor && S::kRowMajor);
+    auto* d = reinterpret_cast<uint16_t*>(dst.data);
+    if (flat) {
+      simd::cvt_run_f32_bf16(d, src.data, long(dst.vr) * dst.vc);
+    } else {
+      for (int r = 0; r < dst.vr; ++r) simd::cvt_run_f32_bf16(d + long(r) * D::Cols, src.row(r), dst.vc);
+    }
+    (void)sizeof(V);
+    return;
+  }
+#endif
   if constexpr (std::is_floating_point_v<CT> && is_int_v<DT>) {
     vloop<CT, N>(dst.vr, dst.vc, flat, [&](const Cursor<CT, N>& cur) PTO_INLINE_LAMBDA {
       V x = detail::round_by(cur.load(Full(src)), mode);

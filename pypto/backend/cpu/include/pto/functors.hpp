@@ -167,7 +167,7 @@ struct Neg {
   }
 };
 struct Abs { template <class V> PTO_INLINE V operator()(V x) const { return simd::vabs(x); } };
-struct Relu { template <class V> PTO_INLINE V operator()(V x) const { return simd::vmax(x, zero<V>()); } };
+struct Relu { template <class V> PTO_INLINE V operator()(V x) const { return simd::vrelu(x); } };
 struct Not { template <class V> PTO_INLINE V operator()(V x) const { return V(~x); } };                    // integers
 struct LNot { template <class V> PTO_INLINE V operator()(V x) const { return select(x == zero<V>(), one<V>(), zero<V>()); } };  // bool
 struct Identity { template <class V> PTO_INLINE V operator()(V x) const { return x; } };

@@ -2,6 +2,7 @@
 // locations, packing into Right), TEXTRACT, TINSERT, TCONCAT, TRESHAPE, TTRANS, TFILLPAD,
 // TGETVAL / TSETVAL, and per-thread scratch memory.
 #pragma once
+#include <atomic>
 #include <cstdlib>
 #include <vector>
 
@@ -223,9 +224,161 @@ template <bool Transpose, class D, class S> PTO_INLINE void move(D& d, const S& 
 }
 }  // namespace detail
 
+// ---- streaming (non-temporal) stores -----------------------------------------------------------------
+// TSTORE into a large contiguous window writes its whole 64-byte lines with non-temporal stores:
+// the lines go to memory without being read first (no read-for-ownership: an out-of-place kernel
+// moves 2 bytes of DRAM traffic per 2 useful ones instead of 3) and without evicting the working set.
+// The partial lines at the ends of a run are written normally. An sfence at the end of the TSTORE
+// orders the streamed data before everything the thread stores afterwards (the task-completion
+// flag a consumer on another thread waits for); the thread's own later loads always see it.
+//   StoreMode::Auto (TSTORE(g, src)): stream when the window's contiguous runs are >= 1 KiB (each
+//     row, or the whole window when its rows are back to back), it totals >= stream_store_min_bytes()
+//     (default PTO_STREAM_MIN_BYTES) and this thread has not TLOADed or TSTOREd an overlapping
+//     window among its last 4 of >= 1 KiB (a read-modify-write of data that is in the cache anyway,
+//     e.g. an accumulator kept in a global tensor across loop iterations, or a scratch window
+//     written over and over, stays cached).
+//   StoreMode::Stream: stream whatever the size (unit column stride); StoreMode::Cached: never.
+// Streamed data is not in the cache afterwards: a consumer that reads a small output right away
+// reads it from DRAM. The fence waits for the streamed lines to reach memory (~0.2-0.3 us, which is
+// why Auto wants >= 8 KiB). -DPTO_STREAM_DEFER_FENCE leaves the fence to the caller: the TSTORE
+// does not wait, and pto::stream_fence() (or any locked instruction, which drains the write-combining
+// buffers too -- the runtime's task completion starts with an atomic exchange) must run before
+// another thread is told the data is there; Auto's default threshold is then 4 KiB.
+// Compiled in on x86 with AVX (-DPTO_NO_STREAM_STORES: off); elsewhere every mode is a plain store.
+enum class StoreMode { Auto = 0, Cached = 1, Stream = 2 };
+#define PTO_HAS_STORE_MODE 1
+
+#if defined(PTO_X86) && defined(__AVX__) && !defined(PTO_NO_STREAM_STORES)
+#define PTO_STREAM_STORES 1
+#endif
+#if !defined(PTO_STREAM_MIN_BYTES)
+#if defined(PTO_STREAM_DEFER_FENCE)
+#define PTO_STREAM_MIN_BYTES 4096
+#else
+#define PTO_STREAM_MIN_BYTES 8192
+#endif
+#endif
+inline constexpr long kStreamMinRun = 1024;  // bytes of one contiguous run (Auto)
+
+// Orders this thread's streamed stores before its later stores (an sfence; no-op without streaming).
+PTO_INLINE void stream_fence() {
+#if defined(PTO_STREAM_STORES)
+  _mm_sfence();
+#endif
+}
+
+namespace detail {
+inline std::atomic<long>& stream_min_bytes_ref() {
+  static std::atomic<long> v{long(PTO_STREAM_MIN_BYTES)};
+  return v;
+}
+}  // namespace detail
+// Auto's size threshold (bytes of the whole window), per loaded kernel library; < 0: Auto never streams.
+inline void set_stream_store_min_bytes(long bytes) { detail::stream_min_bytes_ref().store(bytes, std::memory_order_relaxed); }
+inline long stream_store_min_bytes() { return detail::stream_min_bytes_ref().load(std::memory_order_relaxed); }
+
+namespace detail {
+// Byte spans of this thread's last few TLOAD / TSTORE windows of >= kStreamMinRun bytes.
+struct LoadHistory {
+  static constexpr int kN = 4;
+  uintptr_t lo[kN] = {}, hi[kN] = {};
+  unsigned next = 0;
+};
+PTO_INLINE LoadHistory& load_history() {
+  static thread_local LoadHistory h;
+  return h;
+}
+// [lo, hi) bytes spanned by the first vr rows of vc elements of window g (any stride signs).
+template <class T> PTO_INLINE void window_span(const GTensor<T>& g, long vr, long vc, uintptr_t* lo, uintptr_t* hi) {
+  long rs, mn = 0, mx = 0;
+  const long cs = g.col_stride();
+  auto widen = [&](long off) PTO_INLINE_LAMBDA {
+    const long e = off + (vc - 1) * cs;
+    mn = std::min(mn, std::min(off, e));
+    mx = std::max(mx, std::max(off, e));
+  };
+  if (g.uniform_rows(&rs)) {
+    widen(0);
+    widen((vr - 1) * rs);
+  } else {
+    for (long r = 0; r < vr; ++r) widen(g.row_offset(r));
+  }
+  *lo = reinterpret_cast<uintptr_t>(g.data + mn);
+  *hi = reinterpret_cast<uintptr_t>(g.data + mx + 1);
+}
+PTO_INLINE void note_span(uintptr_t lo, uintptr_t hi) {
+  LoadHistory& h = load_history();
+  const unsigned i = h.next++ % LoadHistory::kN;
+  h.lo[i] = lo;
+  h.hi[i] = hi;
+}
+template <class T> PTO_INLINE void note_load(const GTensor<T>& g, int vr, int vc) {
+#if defined(PTO_STREAM_STORES)
+  if (vr <= 0 || vc <= 0 || long(sizeof(T)) * vr * vc < kStreamMinRun) return;
+  uintptr_t lo, hi;
+  window_span(g, vr, vc, &lo, &hi);
+  note_span(lo, hi);
+#else
+  (void)g; (void)vr; (void)vc;
+#endif
+}
+PTO_INLINE bool recently_used(uintptr_t lo, uintptr_t hi) {
+  const LoadHistory& h = load_history();
+  for (int i = 0; i < LoadHistory::kN; ++i)
+    if (h.lo[i] < hi && lo < h.hi[i]) return true;
+  return false;
+}
+
+#if defined(PTO_STREAM_STORES)
+// Copy `bytes` from s to d: the whole 64-byte lines of d with non-temporal stores, the partial
+// lines at either end with ordinary (masked) stores. No fence.
+PTO_INLINE void stream_copy(void* dst, const void* src, size_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  auto plain = [](char* o, const char* i, size_t n) PTO_INLINE_LAMBDA {  // n < 64
+#if defined(__AVX512BW__)
+    const __mmask64 m = _bzhi_u64(~0ull, unsigned(n));
+    _mm512_mask_storeu_epi8(o, m, _mm512_maskz_loadu_epi8(m, i));
+#else
+    std::memcpy(o, i, n);
+#endif
+  };
+  size_t head = size_t(-reinterpret_cast<uintptr_t>(d)) & 63;
+  if (head > bytes) head = bytes;
+  if (head) {
+    plain(d, s, head);
+    d += head;
+    s += head;
+    bytes -= head;
+  }
+#if defined(__AVX512F__)
+  for (; bytes >= 256; bytes -= 256, d += 256, s += 256) {
+    const __m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + 64);
+    const __m512i c = _mm512_loadu_si512(s + 128), e = _mm512_loadu_si512(s + 192);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), a);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 64), b);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 128), c);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 192), e);
+  }
+  for (; bytes >= 64; bytes -= 64, d += 64, s += 64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), _mm512_loadu_si512(s));
+#else
+  for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
+  }
+#endif
+  if (bytes) plain(d, s, bytes);
+}
+#endif
+}  // namespace detail
+
 // ---- global <-> tile -------------------------------------------------------------------------------
 // TLOAD(dst, g): dst[i, j] = window row i, column j for (i, j) in dst's valid region.
 template <class D, class T> PTO_INLINE void TLOAD(D& dst, const GTensor<T>& g) {
+  detail::note_load(g, dst.vr, dst.vc);
   long rs;
   if (g.uniform_rows(&rs)) {
     detail::put_block(dst, g.data, rs, g.col_stride(), dst.vr, dst.vc);
@@ -247,13 +400,44 @@ template <class D, class T> PTO_INLINE void TLOAD_T(D& dst, const GTensor<T>& g)
   g.uniform_rows(&rs);
   detail::put_block(dst, g.data, g.col_stride(), rs, dst.vr, dst.vc);
 }
-// TSTORE(g, src): writes exactly src's valid region into the window; nothing else is touched.
-template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S& src) {
+// TSTORE(g, src[, mode]): writes exactly src's valid region into the window; nothing else is touched.
+// Large contiguous windows are written with streaming stores (see StoreMode above).
+template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S& src, StoreMode mode) {
   static_assert(std::is_same_v<T, typename S::value_type>, "TSTORE needs equal dtypes (insert a TCVT)");
   static_assert(S::kRowMajor, "TSTORE from a packed Right tile is not supported");
   long rs;
   const long cs = g.col_stride();
   const bool uni = g.uniform_rows(&rs);
+#if defined(PTO_STREAM_STORES)
+  if (cs == 1 && mode != StoreMode::Cached && src.vr > 0 && src.vc > 0) {
+    const long row_bytes = long(sizeof(T)) * src.vc, total = row_bytes * src.vr;
+    // rows back to back on both sides: one run
+    const bool flat = src.vr == 1 || (uni && rs == src.vc && src.vc == S::Cols);
+    bool stream = mode == StoreMode::Stream;
+    if (!stream && total >= kStreamMinRun) {
+      uintptr_t lo, hi;
+      detail::window_span(g, src.vr, src.vc, &lo, &hi);
+      const long min_total = stream_store_min_bytes();
+      stream = (flat ? total : row_bytes) >= kStreamMinRun && min_total >= 0 && total >= min_total &&
+               !detail::recently_used(lo, hi);
+      detail::note_span(lo, hi);
+    }
+    if (stream) {
+      if (flat) {
+        detail::stream_copy(g.data, src.data, size_t(total));
+      } else {
+        for (int r = 0; r < src.vr; ++r)
+          detail::stream_copy(g.data + (uni ? r * rs : g.row_offset(r)), src.row(r), size_t(row_bytes));
+      }
+#if !defined(PTO_STREAM_DEFER_FENCE)
+      _mm_sfence();
+#endif
+      return;
+    }
+  }
+#else
+  (void)mode;
+#endif
   for (int r = 0; r < src.vr; ++r) {
     T* o = g.data + (uni ? r * rs : g.row_offset(r));
     const T* s = src.row(r);
@@ -261,6 +445,7 @@ template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S&
     else for (int c = 0; c < src.vc; ++c) o[c * cs] = s[c];
   }
 }
+template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S& src) { TSTORE(g, src, StoreMode::Auto); }
 
 // ---- tile <-> tile -----------------------------------------------------------------------------------
 template <class D, class S> PTO_INLINE void TMOV(D& dst, const S& src) { detail::move<false>(dst, src); }

@@ -7,6 +7,7 @@
 #pragma once
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "types.hpp"
 
@@ -66,13 +67,196 @@ template <class M, class V> PTO_INLINE V select(M m, V a, V b) {
 // Comparisons as masks that work for scalars too.
 template <class V> PTO_INLINE auto is_nan(V a) { return a != a; }
 
+// ---- halves (for horizontal reductions) --------------------------------------------------------------
+// lo_half(v) / hi_half(v): the lower / upper n/2 lanes as a vector of n/2 (register shuffles with
+// __builtin_shufflevector; a memcpy through the stack elsewhere, which can stall store forwarding).
+template <class V> using half_t = vec<lane_t<V>, lane_of<V>::n / 2>;
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+template <class V, std::size_t... I> PTO_INLINE half_t<V> lo_half_(V v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, I...);
+}
+template <class V, std::size_t... I> PTO_INLINE half_t<V> hi_half_(V v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, (I + sizeof...(I))...);
+}
+template <class V> PTO_INLINE half_t<V> lo_half(V v) { return lo_half_(v, std::make_index_sequence<lane_of<V>::n / 2>{}); }
+template <class V> PTO_INLINE half_t<V> hi_half(V v) { return hi_half_(v, std::make_index_sequence<lane_of<V>::n / 2>{}); }
+#else
+template <class V> PTO_INLINE half_t<V> lo_half(V v) {
+  half_t<V> h;
+  std::memcpy(&h, &v, sizeof h);
+  return h;
+}
+template <class V> PTO_INLINE half_t<V> hi_half(V v) {
+  half_t<V> h;
+  std::memcpy(&h, reinterpret_cast<const char*>(&v) + sizeof h, sizeof h);
+  return h;
+}
+#endif
+
+// ---- max / min ------------------------------------------------------------------------------------
+// x86 has maxps / minps (`a > b ? a : b`, `a < b ? a : b`: the second operand when either is NaN or
+// both are zero); kHwMinMax<V> says whether V's lanes map onto one of them.
+template <class V> inline constexpr bool kHwMinMax =
+    !std::is_arithmetic_v<V> && (std::is_same_v<lane_t<V>, float> || std::is_same_v<lane_t<V>, double>) &&
+    (false
+#if defined(__AVX512F__)
+     || sizeof(V) == 64
+#endif
+#if defined(__AVX__)
+     || sizeof(V) == 32
+#endif
+#if defined(__SSE2__)
+     || sizeof(V) == 16
+#endif
+    );
+// hw_max(a, b) = a > b ? a : b, hw_min(a, b) = a < b ? a : b, lane-wise, one instruction where
+// kHwMinMax<V> (a NaN in a is dropped, a NaN in b kept; ties give b).
+template <class V> PTO_INLINE V hw_max(V a, V b) {
+  using L = lane_t<V>;
+  (void)sizeof(L);
+#if defined(__AVX512F__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 64) {
+    if constexpr (std::is_same_v<L, float>) return (V)_mm512_max_ps((__m512)a, (__m512)b);
+    else return (V)_mm512_max_pd((__m512d)a, (__m512d)b);
+  } else
+#endif
+#if defined(__AVX__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 32) {
+    if constexpr (std::is_same_v<L, float>) return (V)_mm256_max_ps((__m256)a, (__m256)b);
+    else return (V)_mm256_max_pd((__m256d)a, (__m256d)b);
+  } else
+#endif
+#if defined(__SSE2__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 16) {
+    if constexpr (std::is_same_v<L, float>) return (V)_mm_max_ps((__m128)a, (__m128)b);
+    else return (V)_mm_max_pd((__m128d)a, (__m128d)b);
+  } else
+#endif
+  return select(a > b, a, b);
+}
+template <class V> PTO_INLINE V hw_min(V a, V b) {
+  using L = lane_t<V>;
+  (void)sizeof(L);
+#if defined(__AVX512F__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 64) {
+    if constexpr (std::is_same_v<L, float>) return (V)_mm512_min_ps((__m512)a, (__m512)b);
+    else return (V)_mm512_min_pd((__m512d)a, (__m512d)b);
+  } else
+#endif
+#if defined(__AVX__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 32) {
+    if constexpr (std::is_same_v<L, float>) return (V)_mm256_min_ps((__m256)a, (__m256)b);
+    else return (V)_mm256_min_pd((__m256d)a, (__m256d)b);
+  } else
+#endif
+#if defined(__SSE2__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 16) {
+    if constexpr (std::is_same_v<L, float>) return (V)_mm_min_ps((__m128)a, (__m128)b);
+    else return (V)_mm_min_pd((__m128d)a, (__m128d)b);
+  } else
+#endif
+  return select(a < b, a, b);
+}
+
+// vmax / vmin: NumPy maximum / minimum: a NaN in either operand is the result (a's when both are),
+// otherwise a > b ? a : b (ties, e.g. +0 / -0, give b). Integers: plain max / min.
+// AVX-512: maxps with a's lanes kept where a is NaN (an ordered-compare mask and one masked max,
+// two instructions); AVX / SSE: maxps blended with a where a is NaN.
+template <bool IsMax, class V> PTO_INLINE V nan_minmax(V a, V b) {
+  using L = lane_t<V>;
+  (void)sizeof(L);
+#if defined(__AVX512F__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 64) {
+    if constexpr (std::is_same_v<L, float>) {
+      const __m512 x = (__m512)a, y = (__m512)b;
+      const __mmask16 ord = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);
+      return (V)(IsMax ? _mm512_mask_max_ps(x, ord, x, y) : _mm512_mask_min_ps(x, ord, x, y));
+    } else {
+      const __m512d x = (__m512d)a, y = (__m512d)b;
+      const __mmask8 ord = _mm512_cmp_pd_mask(x, x, _CMP_ORD_Q);
+      return (V)(IsMax ? _mm512_mask_max_pd(x, ord, x, y) : _mm512_mask_min_pd(x, ord, x, y));
+    }
+  } else
+#endif
+#if defined(__AVX512VL__)
+  if constexpr (kHwMinMax<V> && sizeof(V) == 32) {
+    if constexpr (std::is_same_v<L, float>) {
+      const __m256 x = (__m256)a, y = (__m256)b;
+      const __mmask8 ord = _mm256_cmp_ps_mask(x, x, _CMP_ORD_Q);
+      return (V)(IsMax ? _mm256_mask_max_ps(x, ord, x, y) : _mm256_mask_min_ps(x, ord, x, y));
+    } else {
+      const __m256d x = (__m256d)a, y = (__m256d)b;
+      const __mmask8 ord = _mm256_cmp_pd_mask(x, x, _CMP_ORD_Q);
+      return (V)(IsMax ? _mm256_mask_max_pd(x, ord, x, y) : _mm256_mask_min_pd(x, ord, x, y));
+    }
+  } else if constexpr (kHwMinMax<V> && sizeof(V) == 16) {
+    if constexpr (std::is_same_v<L, float>) {
+      const __m128 x = (__m128)a, y = (__m128)b;
+      const __mmask8 ord = _mm_cmp_ps_mask(x, x, _CMP_ORD_Q);
+      return (V)(IsMax ? _mm_mask_max_ps(x, ord, x, y) : _mm_mask_min_ps(x, ord, x, y));
+    } else {
+      const __m128d x = (__m128d)a, y = (__m128d)b;
+      const __mmask8 ord = _mm_cmp_pd_mask(x, x, _CMP_ORD_Q);
+      return (V)(IsMax ? _mm_mask_max_pd(x, ord, x, y) : _mm_mask_min_pd(x, ord, x, y));
+    }
+  } else
+#endif
+  if constexpr (kHwMinMax<V>) {
+    return select(a != a, a, IsMax ? hw_max(a, b) : hw_min(a, b));  // maxps + cmpunordps + blendvps
+  } else {
+    if constexpr (IsMax) return select((a > b) | (a != a), a, b);
+    else return select((a < b) | (a != a), a, b);
+  }
+}
 template <class V> PTO_INLINE V vmax(V a, V b) {
-  if constexpr (std::is_floating_point_v<lane_t<V>>) return select((a > b) | (a != a), a, b);
-  else return select(a > b, a, b);
+  if constexpr (std::is_floating_point_v<lane_t<V>>) {
+    if constexpr (std::is_arithmetic_v<V>) return (a > b || a != a) ? a : b;
+    else return nan_minmax<true>(a, b);
+  } else return select(a > b, a, b);
 }
 template <class V> PTO_INLINE V vmin(V a, V b) {
-  if constexpr (std::is_floating_point_v<lane_t<V>>) return select((a < b) | (a != a), a, b);
-  else return select(a < b, a, b);
+  if constexpr (std::is_floating_point_v<lane_t<V>>) {
+    if constexpr (std::is_arithmetic_v<V>) return (a < b || a != a) ? a : b;
+    else return nan_minmax<false>(a, b);
+  } else return select(a < b, a, b);
+}
+// vrelu(x) = NumPy maximum(x, 0): NaN stays (with its payload), -0 gives +0. AVX-512: one
+// vfixupimmps (per input class: NaN -> itself, zero / negative / -inf -> +0, positive / +inf ->
+// itself); x86 otherwise: maxps(0, x) + 0 (the add turns -0 into +0).
+template <class V> PTO_INLINE V vrelu(V x) {
+  using L = lane_t<V>;
+  if constexpr (!std::is_floating_point_v<L>) return select(x > L(0), x, V{});
+  else if constexpr (std::is_arithmetic_v<V>) return (x > L(0) || x != x) ? x : L(0);
+  else {
+    // response nibbles by class (low to high): QNaN -> src, SNaN -> QNaN(src), zero -> +0, +1 -> src,
+    // -inf -> +0, +inf -> src, negative -> +0, positive -> src
+#if defined(__AVX512F__)
+    if constexpr (kHwMinMax<V> && sizeof(V) == 64) {
+      if constexpr (std::is_same_v<L, float>)
+        return (V)_mm512_fixupimm_ps((__m512)x, (__m512)x, _mm512_set1_epi32(0x18181821), 0);
+      else
+        return (V)_mm512_fixupimm_pd((__m512d)x, (__m512d)x, _mm512_set1_epi64(0x18181821), 0);
+    } else
+#endif
+#if defined(__AVX512VL__)
+    if constexpr (kHwMinMax<V> && sizeof(V) == 32) {
+      if constexpr (std::is_same_v<L, float>)
+        return (V)_mm256_fixupimm_ps((__m256)x, (__m256)x, _mm256_set1_epi32(0x18181821), 0);
+      else
+        return (V)_mm256_fixupimm_pd((__m256d)x, (__m256d)x, _mm256_set1_epi64x(0x18181821), 0);
+    } else if constexpr (kHwMinMax<V> && sizeof(V) == 16) {
+      if constexpr (std::is_same_v<L, float>)
+        return (V)_mm_fixupimm_ps((__m128)x, (__m128)x, _mm_set1_epi32(0x18181821), 0);
+      else
+        return (V)_mm_fixupimm_pd((__m128d)x, (__m128d)x, _mm_set1_epi64x(0x18181821), 0);
+    } else
+#endif
+    if constexpr (kHwMinMax<V>) {
+      return hw_max(V{}, x) + L(0);
+    } else {
+      return select((x > L(0)) | (x != x), x, V{});
+    }
+  }
 }
 template <class V> PTO_INLINE V vabs(V a) {
   using L = lane_t<V>;
@@ -316,16 +500,103 @@ template <int N, class S, class V> PTO_INLINE void f2h(S* p, V v) {
   }
 }
 
+// bf16 <-> fp32 for N lanes. bf16 -> fp32 is a 16-bit shift: zero-extend + shift on AVX-512 / AVX2,
+// one unpack (bf16 into the high halves) on SSE2. fp32 -> bf16 with AVX512-BF16 is vcvtneps2bf16
+// (round to nearest even, NaN -> (bits >> 16) | 0x40 like float_to_bf16_bits), except that it reads
+// subnormal inputs as zero: lanes that are subnormal (vfpclassps, rare) are redone with the integer
+// rounding, so subnormals survive like everywhere else.
+template <int N> PTO_INLINE vec<float, N> bf2f(const void* p) {
+#if defined(__AVX512F__)
+  if constexpr (N == 16)
+    return (vec<float, 16>)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16);
+#endif
+#if defined(__AVX2__)
+  if constexpr (N == 8)
+    return (vec<float, 8>)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16);
+#endif
+#if defined(__SSE2__)
+  if constexpr (N == 4) return (vec<float, 4>)_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i*)p));
+#endif
+  if constexpr (N >= 32 && N % 2 == 0 && kVecBytes >= 32) {
+    vec<float, N / 2> lo = bf2f<N / 2>(p), hi = bf2f<N / 2>(static_cast<const uint16_t*>(p) + N / 2);
+    vec<float, N> r;
+    std::memcpy(&r, &lo, sizeof lo);
+    std::memcpy(reinterpret_cast<char*>(&r) + sizeof lo, &hi, sizeof hi);
+    return r;
+  } else {
+    vec<uint16_t, N> b;
+    std::memcpy(&b, p, sizeof b);
+    return (vec<float, N>)(__builtin_convertvector(b, vec<uint32_t, N>) << 16);
+  }
+}
+template <int N> PTO_INLINE void f2bf(void* p, vec<float, N> v) {
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+  if constexpr (N == 16) {
+    const __m512 x = (__m512)v;
+    __m256i r = (__m256i)_mm512_cvtneps_pbh(x);
+    const __mmask16 sub = _mm512_fpclass_ps_mask(x, 0x20);
+    if (__builtin_expect(sub != 0, 0)) r = _mm256_mask_mov_epi16(r, sub, (__m256i)float_to_bf16_bits_v<16>(v));
+    _mm256_storeu_si256((__m256i*)p, r);
+    return;
+  }
+#if defined(__AVX512VL__)
+  if constexpr (N == 8) {
+    const __m256 x = (__m256)v;
+    __m128i r = (__m128i)_mm256_cvtneps_pbh(x);
+    const __mmask8 sub = _mm256_fpclass_ps_mask(x, 0x20);
+    if (__builtin_expect(sub != 0, 0)) r = _mm_mask_mov_epi16(r, sub, (__m128i)float_to_bf16_bits_v<8>(v));
+    _mm_storeu_si128((__m128i*)p, r);
+    return;
+  }
+#endif
+#endif
+  if constexpr (N >= 32 && N % 2 == 0 && kVecBytes >= 64) {
+    vec<float, N / 2> lo, hi;  // (memcpy halves: GCC 12 can ICE on shuffles of 128-byte vectors)
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    f2bf<N / 2>(p, lo);
+    f2bf<N / 2>(static_cast<uint16_t*>(p) + N / 2, hi);
+  } else {
+    auto b = float_to_bf16_bits_v<N>(v);
+    std::memcpy(p, &b, sizeof b);
+  }
+}
+
+// cvt_run_f32_bf16(d, s, n): n contiguous floats to bf16 (TCVT's row loop). With AVX512-BF16 two
+// vectors per vcvtne2ps2bf16 and one subnormal test for both; elsewhere the chunked f2bf.
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+#define PTO_BF16_CVT_RUN 1
+PTO_INLINE void cvt_run_f32_bf16(uint16_t* d, const float* s, long n) {
+  long c = 0;
+  for (; c + 32 <= n; c += 32) {
+    const __m512 lo = _mm512_loadu_ps(s + c), hi = _mm512_loadu_ps(s + c + 16);
+    const __mmask16 s0 = _mm512_fpclass_ps_mask(lo, 0x20), s1 = _mm512_fpclass_ps_mask(hi, 0x20);
+    if (__builtin_expect(_kortestz_mask16_u8(s0, s1), 1)) {
+      _mm512_storeu_si512(d + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    } else {
+      f2bf<16>(d + c, (vec<float, 16>)lo);
+      f2bf<16>(d + c + 16, (vec<float, 16>)hi);
+    }
+  }
+  for (; c < n; c += 16) {
+    const int k = int(std::min(16L, n - c));
+    const __mmask16 m = __mmask16(_bzhi_u32(~0u, unsigned(k)));
+    const __m512 x = _mm512_maskz_loadu_ps(m, s + c);
+    __m256i r = (__m256i)_mm512_cvtneps_pbh(x);
+    const __mmask16 sub = _mm512_fpclass_ps_mask(x, 0x20);
+    if (__builtin_expect(sub != 0, 0)) r = _mm256_mask_mov_epi16(r, sub, (__m256i)float_to_bf16_bits_v<16>((vec<float, 16>)x));
+    _mm256_mask_storeu_epi16(d + c, m, r);
+  }
+}
+#endif
+
 // ---- loads and stores with conversion -----------------------------------------------------------------
 // load<C, N>(p): N elements of storage type T at p, converted to compute type C.
 template <class C, int N, class T> PTO_INLINE vec<C, N> load(const T* p) {
   if constexpr (is_half_v<T>) {
     return cast<C>(h2f<N>(p));
   } else if constexpr (is_bf16_v<T>) {
-    vec<uint16_t, N> b;
-    std::memcpy(&b, p, sizeof b);
-    auto f = (vec<float, N>)(__builtin_convertvector(b, vec<uint32_t, N>) << 16);
-    return cast<C>(f);
+    return cast<C>(bf2f<N>(p));
   } else {
     vec<vstorage_t<T>, N> raw;
     std::memcpy(&raw, p, sizeof raw);
@@ -339,9 +610,7 @@ template <class T, class V> PTO_INLINE void store(T* p, V v) {
   if constexpr (is_half_v<T>) {
     f2h<N>(p, cast<float>(v));
   } else if constexpr (is_bf16_v<T>) {
-    // (vcvtneps2bf16 would flush subnormals to zero; the integer rounding below keeps them)
-    auto b = float_to_bf16_bits_v<N>(cast<float>(v));
-    std::memcpy(p, &b, sizeof b);
+    f2bf<N>(p, cast<float>(v));
   } else if constexpr (is_bool_v<T>) {
     auto m = (v != C(0)) & 1;
     auto b = __builtin_convertvector(m, vec<uint8_t, N>);
