@@ -126,6 +126,8 @@ class KernelEmitter(FuncEmitter):
         return "\n".join(head + self.lines + ["}"])
 
     def ret(self, op: Op) -> None:
+        # streaming stores are fenced once per kernel (not per store) so the next task sees the data
+        self.line("pto::stream_fence();")
         self.line("return;")
 
     # ---- PTO ops -----------------------------------------------------------------------------

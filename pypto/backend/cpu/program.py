@@ -47,7 +47,8 @@ def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None
         kfuncs.append(mod.funcs[0])
     layout = SpaceLayout.of(kfuncs)
     ids = {f.name: i for i, f in enumerate(kfuncs)}
-    parts = ['#include "pto/pto.hpp"', '#include "pto_glue.hpp"', "", "namespace {", ""]
+    parts = ["#define PTO_STREAM_DEFER_FENCE 1  // each kernel fences its streaming stores once, at its end",
+             '#include "pto/pto.hpp"', '#include "pto_glue.hpp"', "", "namespace {", ""]
     per_kernel = {}
     for i, f in enumerate(kfuncs):
         text = KernelEmitter(f, layout, f"kernel_{i}").emit()
