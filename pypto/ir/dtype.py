@@ -15,7 +15,8 @@ import numpy as np
 
 
 class DataType(enum.Enum):
-    # name = (code, bits, short text name)
+    # name = (code, bits, short text name). The derived facts below are cached on each member: type
+    # rules ask for them for every dimension and operand.
     BOOL = (0x00, 1, "bool")
     INT4 = (0x10, 4, "int4")
     INT8 = (0x11, 8, "int8")
@@ -37,33 +38,33 @@ class DataType(enum.Enum):
     HF4 = (0x41, 4, "hf4")
     HF8 = (0x42, 8, "hf8")
 
-    @property
+    @cached_property
     def code(self) -> int:
         return self.value[0]
 
-    @property
+    @cached_property
     def bits(self) -> int:
         return self.value[1]
 
-    @property
+    @cached_property
     def text(self) -> str:
         """Short lowercase name (`fp32`, `bfloat16`, `index`, ...)."""
         return self.value[2]
 
-    @property
+    @cached_property
     def is_float(self) -> bool:
         return self in _FLOATS
 
-    @property
+    @cached_property
     def is_int(self) -> bool:
         """True for signed/unsigned integers and INDEX (not BOOL)."""
         return self in _SIGNED or self in _UNSIGNED
 
-    @property
+    @cached_property
     def is_signed(self) -> bool:
         return self in _SIGNED or self.is_float
 
-    @property
+    @cached_property
     def is_unsigned(self) -> bool:
         return self in _UNSIGNED
 

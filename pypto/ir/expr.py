@@ -11,7 +11,7 @@ from typing import Any
 
 from .dtype import DataType
 from .enums import MemorySpace
-from .node import Node, defines, ignored, span_field
+from .node import Node, defines, ignored, plain, span_field
 from .span import Span
 from .types import MemRefType, ScalarType, TupleType, Type
 
@@ -249,7 +249,7 @@ class Call(Expr):
 
     op: Op | GlobalVar
     args: tuple[Expr, ...]
-    kwargs: tuple[tuple[str, Any], ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = plain(default=())
     type: Type = None  # type: ignore[assignment]
 
     def __post_init__(self):

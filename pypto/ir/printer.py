@@ -9,6 +9,7 @@ callees first. Ops print fully qualified (`pl.block.add(...)`) with every attrib
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from typing import Any
 
@@ -109,9 +110,14 @@ _ENUM_PATH: dict[type, str] = {
 class _Names:
     """Unique, deterministic printed names for variable objects."""
 
-    def __init__(self, taken: set[str] | None = None):
+    def __init__(self, reserved: frozenset[str] = frozenset()):
         self.names: dict[Var, str] = {}
-        self.taken: set[str] = set(taken or ())
+        self.reserved = reserved  # shared, never changed (a printer is made for every expr_str)
+        self.added: set[str] = set()
+
+    @property
+    def taken(self) -> frozenset[str]:
+        return self.reserved | self.added
 
     def get(self, v: Var) -> str:
         n = self.names.get(v)
@@ -119,20 +125,21 @@ class _Names:
             base = _sanitize(v.name)
             n = base
             k = 1
-            while n in self.taken:
+            while n in self.added or n in self.reserved:
                 n = f"{base}_{k}"
                 k += 1
-            self.taken.add(n)
+            self.added.add(n)
             self.names[v] = n
         return n
 
 
-_RESERVED = {"pl", "self", "True", "False", "None", "and", "or", "not", "if", "else", "for", "in", "while",
+_RESERVED = frozenset({"pl", "self", "True", "False", "None", "and", "or", "not", "if", "else", "for", "in", "while",
              "return", "def", "class", "with", "pass", "break", "continue", "lambda", "yield", "import",
              "from", "as", "is", "global", "nonlocal", "try", "except", "finally", "raise", "del", "assert",
-             "elif", "async", "await", "range", "min", "max", "abs", "float", "int", "tuple"}
+             "elif", "async", "await", "range", "min", "max", "abs", "float", "int", "tuple"})
 
 
+@functools.lru_cache(maxsize=4096)
 def _sanitize(name: str) -> str:
     n = "".join(c if (c.isalnum() or c == "_") else "_" for c in (name or "v"))
     if not n or n[0].isdigit():
@@ -228,7 +235,7 @@ class Printer:
 
     def function_lines(self, f: Function) -> list[str]:
         saved = self.names
-        self.names = _Names(set(self.globals.taken))
+        self.names = _Names(self.globals.taken)
         self.names.names.update(self.globals.names)
         self.lines = []
         params = []
@@ -379,64 +386,85 @@ class Printer:
     # ---- expressions -------------------------------------------------------------------------
 
     def expr(self, e: Expr, prec: int = 0) -> str:
-        if isinstance(e, Var):
-            return self.names.get(e) if not isinstance(e, DynVar) else self.globals.get(e)
-        if isinstance(e, ConstInt):
-            if e.dtype is DataType.INDEX:
-                return str(e.value) if e.value >= 0 or prec < 11 else f"({e.value})"
-            return f"{self.p}.const({e.value}, {self.p}.{e.dtype.name})"
-        if isinstance(e, ConstFloat):
-            lit = _float_lit(e.value)
-            if e.dtype is DataType.FP32 and math.isfinite(e.value):
-                return lit if e.value >= 0 or prec < 11 else f"({lit})"
-            return f"{self.p}.const({lit}, {self.p}.{e.dtype.name})"
-        if isinstance(e, ConstBool):
-            return "True" if e.value else "False"
-        if isinstance(e, BinaryExpr):
-            fn = _FUNC_BIN.get(type(e))
-            if fn is not None:
-                return f"{self.p}.{fn}({self.expr(e.lhs)}, {self.expr(e.rhs)})"
-            op, p = _BIN[type(e)]
-            # comparisons do not chain in Python: parenthesize nested ones
-            lp = p + 1 if p == 4 else p
-            rp = p if p == 12 else p + 1
-            text = f"{self.expr(e.lhs, lp if p != 12 else p + 1)} {op} {self.expr(e.rhs, rp)}"
-            return f"({text})" if p < prec else text
-        if isinstance(e, UnaryExpr):
-            if isinstance(e, Neg):
-                text = f"-{self.expr(e.operand, 11)}"
-                return f"({text})" if prec > 11 else text
-            if isinstance(e, Not):
-                text = f"not {self.expr(e.operand, 3)}"
-                return f"({text})" if prec > 3 else text
-            if isinstance(e, BitNot):
-                text = f"~{self.expr(e.operand, 11)}"
-                return f"({text})" if prec > 11 else text
-            if isinstance(e, Abs):
-                return f"abs({self.expr(e.operand)})"
-            if isinstance(e, Cast):
-                return f"{self.p}.cast({self.expr(e.operand)}, {self.p}.{e.dtype.name})"
-        if isinstance(e, Call):
-            return self.call(e)
-        if isinstance(e, MakeTuple):
-            return "[" + ", ".join(self.expr(x) for x in e.elements) + "]"
-        if isinstance(e, TupleGetItem):
-            return f"{self.expr(e.tuple, 13)}[{e.index}]"
+        fn = _EXPR_PRINTERS.get(type(e))
+        if fn is None:
+            fn = _expr_printer(type(e))
+        return fn(self, e, prec)
+
+    def _var(self, e: Var, prec: int) -> str:
+        return self.names.get(e) if not isinstance(e, DynVar) else self.globals.get(e)
+
+    def _const_int(self, e: ConstInt, prec: int) -> str:
+        if e.dtype is DataType.INDEX:
+            return str(e.value) if e.value >= 0 or prec < 11 else f"({e.value})"
+        return f"{self.p}.const({e.value}, {self.p}.{e.dtype.name})"
+
+    def _const_float(self, e: ConstFloat, prec: int) -> str:
+        lit = _float_lit(e.value)
+        if e.dtype is DataType.FP32 and math.isfinite(e.value):
+            return lit if e.value >= 0 or prec < 11 else f"({lit})"
+        return f"{self.p}.const({lit}, {self.p}.{e.dtype.name})"
+
+    def _const_bool(self, e: ConstBool, prec: int) -> str:
+        return "True" if e.value else "False"
+
+    def _binary(self, e: BinaryExpr, prec: int) -> str:
+        fn = _FUNC_BIN.get(type(e))
+        if fn is not None:
+            return f"{self.p}.{fn}({self.expr(e.lhs)}, {self.expr(e.rhs)})"
+        op, p = _BIN[type(e)]
+        # comparisons do not chain in Python: parenthesize nested ones
+        lp = p + 1 if p == 4 else p
+        rp = p if p == 12 else p + 1
+        text = f"{self.expr(e.lhs, lp if p != 12 else p + 1)} {op} {self.expr(e.rhs, rp)}"
+        return f"({text})" if p < prec else text
+
+    def _unary(self, e: UnaryExpr, prec: int) -> str:
+        if isinstance(e, Neg):
+            text = f"-{self.expr(e.operand, 11)}"
+            return f"({text})" if prec > 11 else text
+        if isinstance(e, Not):
+            text = f"not {self.expr(e.operand, 3)}"
+            return f"({text})" if prec > 3 else text
+        if isinstance(e, BitNot):
+            text = f"~{self.expr(e.operand, 11)}"
+            return f"({text})" if prec > 11 else text
+        if isinstance(e, Abs):
+            return f"abs({self.expr(e.operand)})"
+        if isinstance(e, Cast):
+            return f"{self.p}.cast({self.expr(e.operand)}, {self.p}.{e.dtype.name})"
         raise TypeError(f"cannot print expression {type(e).__name__}")
+
+    def _call(self, e: Call, prec: int) -> str:
+        return self.call(e)
+
+    def _tuple(self, e: MakeTuple, prec: int) -> str:
+        return "[" + ", ".join([self.expr(x) for x in e.elements]) + "]"
+
+    def _get_item(self, e: TupleGetItem, prec: int) -> str:
+        return f"{self.expr(e.tuple, 13)}[{e.index}]"
 
     def call(self, c: Call) -> str:
         args = [self.expr(a) for a in c.args]
         if isinstance(c.op, GlobalVar):
             callee = f"self.{c.op.name}" if self.in_program else c.op.name
             return f"{callee}({', '.join(args)})"
-        params = getattr(c.op, "operands", None)
         # optional trailing operands that are not positional in every call form print as keywords
-        if c.op.name == "block.store" and len(args) == 4 and params is not None:
+        if c.op.name == "block.store" and len(args) == 4 and getattr(c.op, "operands", None) is not None:
             args[3] = f"shapes={args[3]}"
         kws = [f"{k}={self.value(v)}" for k, v in c.kwargs]
         return f"{self.p}.{c.op.name}({', '.join(args + kws)})"
 
     def value(self, v: Any) -> str:
+        t = type(v)
+        if t is bool or t is int:
+            return repr(v)
+        # the common attribute kinds first, by exact type (`_name_` is `name` without the descriptor)
+        path = _ENUM_PATH.get(t)
+        if path is not None:
+            return f"{self.p}.{path}.{v._name_}"
+        if t is DataType:
+            return f"{self.p}.{v._name_}"
         if isinstance(v, DataType):
             return f"{self.p}.{v.name}"
         if isinstance(v, TensorLayout):
@@ -516,24 +544,25 @@ def _float_lit(v: float) -> str:
     return r
 
 
+class _Calls(IRVisitor):
+    """The functions of `names` a body calls, in order of first call."""
+
+    def __init__(self, names: dict[str, Function]) -> None:
+        self.names = names
+        self.out: list[str] = []
+
+    def visit_Call(self, c: Call) -> None:
+        if isinstance(c.op, GlobalVar) and c.op.name in self.names and c.op.name not in self.out:
+            self.out.append(c.op.name)
+        self.generic_visit(c)
+
+
 def _callee_order(prog: Program) -> list[Function]:
     """Functions with every callee before its callers (ties by name), cycles broken by name."""
-    from .visitor import IRVisitor
-
     by_name = {f.name: f for f in prog.functions}
     calls: dict[str, list[str]] = {}
-
-    class _Calls(IRVisitor):
-        def __init__(self):
-            self.out: list[str] = []
-
-        def visit_Call(self, c: Call) -> None:
-            if isinstance(c.op, GlobalVar) and c.op.name in by_name and c.op.name not in self.out:
-                self.out.append(c.op.name)
-            self.generic_visit(c)
-
     for f in prog.functions:
-        v = _Calls()
+        v = _Calls(by_name)
         v.visit(f.body)
         calls[f.name] = sorted(v.out)
     order: list[Function] = []
@@ -551,6 +580,22 @@ def _callee_order(prog: Program) -> list[Function]:
     for f in prog.functions:
         visit(f.name)
     return order
+
+
+_EXPR_KINDS: tuple[tuple[type, Any], ...] = (
+    (Var, Printer._var), (ConstInt, Printer._const_int), (ConstFloat, Printer._const_float),
+    (ConstBool, Printer._const_bool), (BinaryExpr, Printer._binary), (UnaryExpr, Printer._unary),
+    (Call, Printer._call), (MakeTuple, Printer._tuple), (TupleGetItem, Printer._get_item),
+)
+_EXPR_PRINTERS: dict[type, Any] = {}  # expression class -> Printer method (filled on first use)
+
+
+def _expr_printer(cls: type) -> Any:
+    for kind, fn in _EXPR_KINDS:
+        if issubclass(cls, kind):
+            _EXPR_PRINTERS[cls] = fn
+            return fn
+    raise TypeError(f"cannot print expression {cls.__name__}")
 
 
 def python_print(node: Node, prefix: str = "pl", concise: bool = False) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .expr import Var
-from .node import FieldKind, Node, node_fields
+from .expr import Expr, Op, Var
+from .node import FieldKind, Node, node_fields, walk_fields
+from .stmt import Stmt
+from .types import Type, is_constant_type
 
 _IGNORE = FieldKind.IGNORE
 _DEF = FieldKind.DEF
@@ -27,6 +29,7 @@ class _Equal:
         self.auto = auto
         self.lmap: dict[Var, Var] = {}
         self.rmap: dict[Var, Var] = {}
+        self.only_identity = True  # every variable matched so far is matched to itself
         self.want_path = want_path
         self.path: list[str] = []
         self.why = ""
@@ -49,28 +52,70 @@ class _Equal:
         # bind first: a variable's type may mention itself only through other vars
         self.lmap[a] = b
         self.rmap[b] = a
+        if a is not b:
+            self.only_identity = False
         return self.fields(a, b)
 
     def fields(self, a: Node, b: Node) -> bool:
-        for name, kind in node_fields(type(a)):
-            if kind is _IGNORE:
-                continue
+        for name, defining in _compared_fields(type(a)):
+            x, y = getattr(a, name), getattr(b, name)
+            if x is y and not (type(x) is tuple or isinstance(x, Node)):
+                continue  # one plain value (a number, a string, an enum member)
             if self.want_path:
                 self.path.append(name)
-            ok = self.value(getattr(a, name), getattr(b, name), kind is _DEF)
+            ok = self.value(x, y, defining)
             if not ok:
                 return False
             if self.want_path:
                 self.path.pop()
         return True
 
+    def _same(self, a: Node) -> bool:
+        """Whether a node is equal to itself here without comparing it field by field.
+
+        Operators, nodes that hold no other node and constant types hold no variables. Comparing
+        any other node with itself could fail on a variable already matched to another one, or
+        record matches that later comparisons depend on, so the shortcut is taken only while free
+        variables are not being matched and every variable matched so far is matched to itself.
+        Expressions and types then need nothing more; a statement's binding sites are recorded as
+        matched to themselves, as the field-by-field comparison would have done."""
+        if isinstance(a, Op) or not walk_fields(type(a), True) or (isinstance(a, Type) and is_constant_type(a)):
+            return True
+        if self.auto:
+            return False
+        if not self.lmap:
+            return True
+        if not self.only_identity:
+            return False
+        if isinstance(a, (Expr, Type)):
+            return True
+        if isinstance(a, Stmt):
+            self._match_binders(a)
+            return True
+        return False
+
+    def _match_binders(self, s: Stmt) -> None:
+        todo = [s]
+        while todo:
+            n = todo.pop()
+            for name, defining in _compared_fields(type(n)):
+                v = getattr(n, name)
+                if defining:
+                    for x in v if type(v) is tuple else () if v is None else (v,):
+                        self.lmap[x] = x
+                        self.rmap[x] = x
+                elif isinstance(v, Stmt):
+                    todo.append(v)
+                elif type(v) is tuple:
+                    todo.extend(x for x in v if isinstance(x, Stmt))
+
     def value(self, a: Any, b: Any, defining: bool = False) -> bool:
-        if isinstance(a, Var) and isinstance(b, Var):
-            return self.var(a, b, defining)
         if isinstance(a, Node):
+            if isinstance(a, Var) and isinstance(b, Var):
+                return self.var(a, b, defining)
             if type(a) is not type(b):
                 return self.fail(f"{type(a).__name__} vs {type(b).__name__}")
-            if a is b and not self.lmap and not self.auto:
+            if a is b and self._same(a):
                 return True
             return self.fields(a, b)
         if type(a) is tuple:
@@ -89,6 +134,17 @@ class _Equal:
         if isinstance(a, float) and a != a and b != b:
             return True
         return a == b or self.fail(f"{a!r} vs {b!r}")
+
+
+_COMPARED: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _compared_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(name, is a binding site) of the fields equality and hashing look at (cached)."""
+    got = _COMPARED.get(cls)
+    if got is None:
+        got = _COMPARED[cls] = tuple((name, kind is _DEF) for name, kind in node_fields(cls) if kind is not _IGNORE)
+    return got
 
 
 def structural_equal(a: Any, b: Any, enable_auto_mapping: bool = False) -> bool:

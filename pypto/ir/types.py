@@ -18,18 +18,34 @@ if TYPE_CHECKING:
     from .expr import Expr, MemRef
 
 
-def _as_dim(d) -> Expr:
-    from .expr import ConstInt, Expr
+_EXPR_CLASSES: tuple[type, type] | None = None  # (Expr, ConstInt); expr.py imports this module
 
-    if isinstance(d, Expr):
+
+def _expr_classes() -> tuple[type, type]:
+    global _EXPR_CLASSES
+    if _EXPR_CLASSES is None:
+        from .expr import ConstInt, Expr
+
+        _EXPR_CLASSES = (Expr, ConstInt)
+    return _EXPR_CLASSES
+
+
+def _as_dim(d) -> Expr:
+    expr_cls, const_int = _EXPR_CLASSES or _expr_classes()
+    if isinstance(d, expr_cls):
         return d
     if isinstance(d, bool) or not isinstance(d, int):
         raise TypeError(f"shape dimension must be an int or a scalar expression, got {d!r}")
-    return ConstInt(d, DataType.INDEX)
+    return const_int(d, DataType.INDEX)
 
 
 def _as_shape(shape) -> tuple:
-    return tuple(_as_dim(d) for d in shape)
+    expr_cls = (_EXPR_CLASSES or _expr_classes())[0]
+    dims = shape if type(shape) is tuple else tuple(shape)
+    for d in dims:
+        if not isinstance(d, expr_cls):
+            return tuple(_as_dim(d) for d in dims)
+    return dims
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +89,10 @@ class ShapedType(Type):
 
     def static_shape(self) -> tuple[int, ...] | None:
         """The shape as ints, or None if any dimension is dynamic."""
-        from .expr import ConstInt
-
+        const_int = (_EXPR_CLASSES or _expr_classes())[1]
         out = []
         for d in self.shape:
-            if not isinstance(d, ConstInt):
+            if not isinstance(d, const_int):
                 return None
             out.append(d.value)
         return tuple(out)
@@ -149,6 +164,38 @@ class TileType(ShapedType):
         return self.shape
 
 
+def _constant_dims(dims: tuple | None) -> bool:
+    if dims is not None:
+        const_int = (_EXPR_CLASSES or _expr_classes())[1]
+        for d in dims:
+            if not isinstance(d, const_int):
+                return False
+    return True
+
+
+def constant_dims(t: Type) -> bool:
+    """Whether every dimension `t` mentions (shape, valid shape, tuple elements' dimensions) is an
+    integer constant: walking such a type finds no expression but constants, except its memref."""
+    if isinstance(t, ShapedType):
+        if not _constant_dims(t.shape):
+            return False
+        view = t.tile_view if isinstance(t, TileType) else None
+        return view is None or _constant_dims(view.valid_shape)
+    if isinstance(t, TupleType):
+        return all(constant_dims(x) for x in t.types)
+    return isinstance(t, (ScalarType, MemRefType, UnknownType))
+
+
+def is_constant_type(t: Type) -> bool:
+    """Whether `t` mentions no variable and no expression but integer constants (no dynamic
+    dimension, no memref): a walk over it can find nothing to rename, collect or rewrite."""
+    if isinstance(t, ShapedType):
+        return t.memref is None and constant_dims(t)
+    if isinstance(t, TupleType):
+        return all(is_constant_type(x) for x in t.types)
+    return isinstance(t, (ScalarType, MemRefType, UnknownType))
+
+
 def is_tensor(t: Type) -> bool:
     return isinstance(t, TensorType)
 
@@ -163,5 +210,5 @@ def is_scalar(t: Type) -> bool:
 
 __all__ = [
     "MemRefType", "ScalarType", "ShapedType", "TensorType", "TileType", "TileView", "TupleType",
-    "Type", "UnknownType", "is_scalar", "is_tensor", "is_tile",
+    "Type", "UnknownType", "constant_dims", "is_constant_type", "is_scalar", "is_tensor", "is_tile",
 ]

@@ -45,7 +45,7 @@ from .expr import (
     Var,
 )
 from .function import Function, Program
-from .node import FieldKind, Node, node_fields
+from .node import Node, walk_fields
 from .span import Span
 from .stmt import (
     AssignStmt,
@@ -62,7 +62,17 @@ from .stmt import (
     YieldStmt,
 )
 from .structural import structural_equal
-from .types import MemRefType, ScalarType, ShapedType, TensorType, TileType, TupleType, Type, UnknownType
+from .types import (
+    MemRefType,
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+    is_constant_type,
+)
 
 SSA_MULTIPLE_ASSIGNMENT, SSA_NAME_SHADOWING, SSA_MISSING_YIELD = 1, 2, 3
 SSA_ITER_RETURN_MISMATCH, SSA_YIELD_COUNT_MISMATCH, SSA_SCOPE_VIOLATION = 4, 5, 6
@@ -160,27 +170,31 @@ def _stmt_exprs(s: Stmt) -> list[Expr]:
     return []
 
 
+_CONSTANTS = (ConstInt, ConstFloat, ConstBool)
+
+
 def _expr_nodes(e: Any) -> list[Node]:
-    """Every node of an expression tree in post-order; variables are leaves, types are skipped."""
+    """Every node of an expression tree in post-order, but the constants (no rule looks at them);
+    variables are leaves, types are skipped."""
     out: list[Node] = []
-    stack: list[tuple[Any, bool]] = [(e, False)]
-    while stack:
-        v, done = stack.pop()
-        if done:
+    todo = [e]
+    while todo:  # pre-order with the children pushed left to right, reversed at the end
+        v = todo.pop()
+        if type(v) is tuple:
+            todo.extend(v)
+        elif isinstance(v, Expr) and not isinstance(v, _CONSTANTS):
             out.append(v)
-        elif type(v) is tuple:
-            stack.extend((x, False) for x in reversed(v))
-        elif isinstance(v, Expr):
-            stack.append((v, True))
             if not isinstance(v, Var):
-                for name, kind in reversed(node_fields(type(v))):
-                    if kind is not FieldKind.IGNORE and name != "type":
-                        stack.append((getattr(v, name), False))
+                for name, _ in walk_fields(type(v), False):
+                    todo.append(getattr(v, name))
+    out.reverse()
     return out
 
 
 def _type_vars(t: Any) -> list[Var]:
     """Variables a type mentions (dynamic dims, memrefs, shape expressions)."""
+    if isinstance(t, Type) and is_constant_type(t):
+        return []
     out: list[Var] = []
     todo = [t]
     while todo:
@@ -190,7 +204,7 @@ def _type_vars(t: Any) -> list[Var]:
         elif type(v) is tuple:
             todo.extend(v)
         elif isinstance(v, Node) and not isinstance(v, Op):
-            todo.extend(getattr(v, n) for n, k in node_fields(type(v)) if k is not FieldKind.IGNORE)
+            todo.extend([getattr(v, n) for n, _ in walk_fields(type(v), True)])
     return out
 
 
@@ -221,6 +235,14 @@ class _Context:
         self.units = _units(root)
         self.diagnostics: list[Diagnostic] = []
         self._scopes: dict[int, _ScopeWalk] = {}
+        self._nodes: dict[int, tuple[Expr, list[Node]]] = {}
+
+    def expr_nodes(self, e: Expr) -> list[Node]:
+        """`_expr_nodes(e)`, computed once per expression (the scope walk and TypeCheck both need it)."""
+        got = self._nodes.get(id(e))
+        if got is None or got[0] is not e:
+            got = self._nodes[id(e)] = (e, _expr_nodes(e))
+        return got[1]
 
     def report(self, rule: Rule, code: int, message: str, node: Any, stmt: Stmt | None, unit: _Unit) -> None:
         # a Var's own span is its definition; a fault at a use is located by the statement
@@ -235,7 +257,7 @@ class _Context:
     def scopes(self, unit: _Unit) -> _ScopeWalk:
         got = self._scopes.get(id(unit))
         if got is None:
-            got = self._scopes[id(unit)] = _ScopeWalk(unit)
+            got = self._scopes[id(unit)] = _ScopeWalk(unit, self)
         return got
 
 
@@ -243,7 +265,8 @@ class _ScopeWalk:
     """Walks one unit in program order tracking visible variables; shared by SSAVerify and
     UseAfterDef. Results: `redefined` (var, stmt), `out_of_scope` and `undefined` (var, node, stmt, note)."""
 
-    def __init__(self, unit: _Unit) -> None:
+    def __init__(self, unit: _Unit, ctx: _Context) -> None:
+        self.ctx = ctx
         self.strict = unit.function is not None
         stmts = _all_stmts(unit.body)
         self.allocs = {s.var for s in stmts if isinstance(s, AssignStmt)}
@@ -276,7 +299,10 @@ class _ScopeWalk:
                     self.use(tv, v, s, f"in the type of {v.name}")
 
     def visible(self, v: Var) -> bool:
-        return any(v in sc for sc in reversed(self.scopes))
+        for sc in reversed(self.scopes):
+            if v in sc:
+                return True
+        return False
 
     def use(self, v: Var, node: Node, s: Stmt | None, note: str = "") -> None:
         """Record a faulty use; each variable is reported once (at its first faulty use)."""
@@ -298,7 +324,7 @@ class _ScopeWalk:
 
     def exprs(self, s: Stmt, exprs: list[Expr]) -> None:
         for e in exprs:
-            for n in _expr_nodes(e):
+            for n in self.ctx.expr_nodes(e):
                 if isinstance(n, Var):
                     self.use(n, n, s)
 
@@ -541,6 +567,8 @@ def type_diff(expected: Type | None, actual: Type | None, *, strict: bool = Fals
     the run-time check (a static parameter may receive a dynamic-sized view)."""
     if expected is None or actual is None:
         return TYPE_KIND_MISMATCH, "missing type"
+    if expected is actual or expected == actual:  # equal types fit in every mode
+        return None
     if isinstance(expected, UnknownType) or isinstance(actual, UnknownType):
         return None
     if type(expected) is not type(actual):
@@ -650,7 +678,7 @@ class TypeCheck(Rule):
             self._stmt(c, inner)
 
     def _calls(self, e: Expr, s: Stmt) -> None:
-        for n in _expr_nodes(e):
+        for n in self.ctx.expr_nodes(e):
             if isinstance(n, TupleGetItem) and _type_of(n) is None:
                 self._report(105, f"tuple index {n.index} out of range for {type_text(_type_of(n.tuple))}", n, s)
             if not isinstance(n, Call):

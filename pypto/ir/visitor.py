@@ -11,38 +11,77 @@ from __future__ import annotations
 
 from typing import Any
 
-from .expr import IterArg, Var
-from .node import FieldKind, Node, node_fields
+from .expr import ConstBool, ConstFloat, ConstInt, IterArg, MakeTuple, Op, Var
+from .node import FieldKind, Node, node_fields, walk_fields
 from .types import Type
 
-_IGNORE = FieldKind.IGNORE
 _DEF = FieldKind.DEF
 
 
-def _dispatch_table(owner: type, node_cls: type, cache: dict) -> Any:
-    key = (owner, node_cls)
-    fn = cache.get(key)
+_CONSTANTS = (ConstInt, ConstFloat, ConstBool)
+
+
+def _leaf_visit(self: Any, node: Node) -> None:
+    return None
+
+
+def _leaf_mutate(self: Any, node: Node) -> Node:
+    return node
+
+
+def _tuple_visit(self: Any, e: MakeTuple) -> None:
+    for x in e.elements:
+        if not isinstance(x, _CONSTANTS):
+            return IRVisitor.generic_visit(self, e)
+    return None
+
+
+def _tuple_mutate(self: Any, e: MakeTuple) -> Node:
+    for x in e.elements:
+        if not isinstance(x, _CONSTANTS):
+            return IRMutator.generic_visit(self, e)
+    return e
+
+
+def _resolve(owner: type, node_cls: type, base: type, leaf: Any, constants: Any) -> Any:
+    """The `visit_<Class>` method of `owner` for the nearest class along `node_cls`'s MRO (cached
+    per walker class in `owner._handlers`).
+
+    Where `owner` has no method of its own and `base.generic_visit` would run, two shortcuts do
+    the same with less work: a node that holds no other node (a constant, a scalar type, a
+    function reference) or an operator (its fields are registry data, never IR) gets `leaf`; a
+    list of constants (the shapes and offsets of tile ops: a good part of every kernel) gets
+    `constants`, which looks at the elements only when one is not a constant — provided constants
+    are leaves for `owner` too."""
+    fn = None
+    for c in node_cls.__mro__:
+        fn = getattr(owner, "visit_" + c.__name__, None)
+        if fn is not None:
+            break
     if fn is None:
-        fn = None
-        for c in node_cls.__mro__:
-            fn = getattr(owner, "visit_" + c.__name__, None)
-            if fn is not None:
-                break
-        if fn is None:
-            fn = owner.generic_visit
-        cache[key] = fn
+        fn = owner.generic_visit
+        if fn is base.generic_visit:
+            if not walk_fields(node_cls, True) or issubclass(node_cls, Op):
+                fn = leaf
+            elif node_cls is MakeTuple and all(_resolve(owner, c, base, leaf, constants) is leaf for c in _CONSTANTS):
+                fn = constants
+    owner._handlers[node_cls] = fn
     return fn
-
-
-_VISIT_CACHE: dict = {}
-_MUTATE_CACHE: dict = {}
 
 
 class IRVisitor:
     visit_types: bool = False
+    _handlers: dict[type, Any] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls._handlers = {}  # each walker class resolves its own methods
 
     def visit(self, node: Any) -> Any:
-        return _dispatch_table(type(self), type(node), _VISIT_CACHE)(self, node)
+        fn = self._handlers.get(type(node))
+        if fn is None:
+            fn = _resolve(type(self), type(node), IRVisitor, _leaf_visit, _tuple_visit)
+        return fn(self, node)
 
     def visit_value(self, v: Any) -> None:
         if isinstance(v, Node):
@@ -64,9 +103,8 @@ class IRVisitor:
         return None
 
     def generic_visit(self, node: Node) -> None:
-        for name, kind in node_fields(type(node)):
-            if kind is _IGNORE:
-                continue
+        types = self.visit_types
+        for name, kind in walk_fields(type(node), types):
             v = getattr(node, name)
             if kind is _DEF:
                 if type(v) is tuple:
@@ -74,8 +112,14 @@ class IRVisitor:
                         self.visit_def(x)
                 elif v is not None:
                     self.visit_def(v)
-            else:
-                self.visit_value(v)
+            elif type(v) is tuple:
+                for x in v:
+                    if isinstance(x, Node) and (types or not isinstance(x, Type)):
+                        self.visit(x)
+                    elif type(x) is tuple:
+                        self.visit_value(x)
+            elif isinstance(v, Node) and (types or not isinstance(v, Type)):
+                self.visit(v)
 
 
 class IRMutator:
@@ -86,12 +130,20 @@ class IRMutator:
     """
 
     visit_types: bool = False
+    _handlers: dict[type, Any] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls._handlers = {}
 
     def __init__(self) -> None:
         self.var_map: dict[Var, Var] = {}
 
     def visit(self, node: Any) -> Any:
-        return _dispatch_table(type(self), type(node), _MUTATE_CACHE)(self, node)
+        fn = self._handlers.get(type(node))
+        if fn is None:
+            fn = _resolve(type(self), type(node), IRMutator, _leaf_mutate, _tuple_mutate)
+        return fn(self, node)
 
     def mutate_value(self, v: Any) -> Any:
         if isinstance(v, Node):
@@ -99,9 +151,13 @@ class IRMutator:
                 return v
             return self.visit(v)
         if type(v) is tuple:
+            types = self.visit_types
             out = None
             for i, x in enumerate(v):
-                y = self.mutate_value(x)
+                if isinstance(x, Node):  # mutate_value(x), without the extra call per element
+                    y = self.visit(x) if types or not isinstance(x, Type) else x
+                else:
+                    y = self.mutate_value(x)
                 if y is not x:
                     if out is None:
                         out = list(v[:i])
@@ -132,20 +188,25 @@ class IRMutator:
         return new
 
     def generic_visit(self, node: Node) -> Node:
+        types = self.visit_types
         changes: dict[str, Any] | None = None
-        for name, kind in node_fields(type(node)):
-            if kind is _IGNORE:
-                continue
+        for name, kind in walk_fields(type(node), types):
             v = getattr(node, name)
             if kind is _DEF:
                 if type(v) is tuple:
-                    nv = tuple(self.mutate_def(x) for x in v)
+                    nv = tuple([self.mutate_def(x) for x in v])
                     if all(a is b for a, b in zip(nv, v)):
-                        nv = v
+                        continue
+                elif v is None:
+                    continue
                 else:
-                    nv = self.mutate_def(v) if v is not None else None
-            else:
+                    nv = self.mutate_def(v)
+            elif type(v) is tuple:
                 nv = self.mutate_value(v)
+            elif isinstance(v, Node) and (types or not isinstance(v, Type)):
+                nv = self.visit(v)
+            else:
+                continue
             if nv is not v:
                 if changes is None:
                     changes = {}

@@ -156,11 +156,12 @@ class Tile:
             else:
                 raise AnnotationError(f"unexpected pl.Tile argument {x!r} "
                                       "(expected a pl.MemorySpace, a MemRef or a pl.TileView)")
-        for d in _shape(shape, "pl.Tile"):
+        dims = _shape(shape, "pl.Tile")
+        for d in dims:
             if not isinstance(d, int):
                 raise AnnotationError("pl.Tile shapes are static; put a dynamic extent in "
                                       "pl.TileView(valid_shape=[...])")
-        return TileAnn(_shape(shape, "pl.Tile"), dtype, space, memref, view)
+        return TileAnn(dims, dtype, space, memref, view)
 
 
 class Scalar:

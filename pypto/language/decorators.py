@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pypto.ir.collector import paused_collector
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
@@ -190,6 +191,11 @@ class _Method:
 
 
 def _parse_program(name: str, methods: dict[str, _Method], span: Span) -> Program:
+    with paused_collector():
+        return _parse_methods(name, methods, span)
+
+
+def _parse_methods(name: str, methods: dict[str, _Method], span: Span) -> Program:
     ctx = ParseCtx(in_program=True, method_names=set(methods))
     parsers: dict[str, FunctionParser] = {}
     for mname, m in methods.items():
@@ -258,7 +264,32 @@ def _decorator_kind(dec: ast.expr, env: PyEnv, src: Source) -> tuple[str, dict[s
     return None
 
 
+_NOT_SIMPLE = object()
+
+
+def _simple_value(node: ast.expr, env: PyEnv) -> Any:
+    """The value of a name, a constant or an attribute chain (`pl.FunctionType.InCore`), looked up the
+    way `eval` would; `_NOT_SIMPLE` for anything else or on any failure (then `eval` runs and reports)."""
+    if isinstance(node, ast.Attribute):
+        base = _simple_value(node.value, env)
+        if base is _NOT_SIMPLE:
+            return base
+        try:
+            return getattr(base, node.attr)
+        except Exception:
+            return _NOT_SIMPLE
+    if isinstance(node, ast.Name):
+        v = env.lookup(node.id)
+        return _NOT_SIMPLE if v is PyEnv._MISSING else v
+    if isinstance(node, ast.Constant):
+        return node.value
+    return _NOT_SIMPLE
+
+
 def _py_eval(node: ast.expr, env: PyEnv, src: Source) -> Any:
+    value = _simple_value(node, env)  # decorators are mostly such chains: no need to compile them
+    if value is not _NOT_SIMPLE:
+        return value
     tree = ast.Expression(body=node)
     ast.fix_missing_locations(tree)
     try:
@@ -269,6 +300,11 @@ def _py_eval(node: ast.expr, env: PyEnv, src: Source) -> Any:
 
 def parse(text: str, filename: str | None = None) -> Program | Function:
     """Parse `pl` source text (as `ir.python_print` writes it) into a Program or a Function."""
+    with paused_collector():  # the Python AST and the IR are trees: no cycles to collect
+        return _parse_text(text, filename)
+
+
+def _parse_text(text: str, filename: str | None) -> Program | Function:
     import pypto.language as pl_mod
 
     if not isinstance(text, str):

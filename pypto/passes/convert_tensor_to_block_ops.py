@@ -485,24 +485,27 @@ class KernelConverter:
         return [None] * n  # type: ignore[list-item]
 
 
+class _OperandUses(IRVisitor):
+    def __init__(self) -> None:
+        self.uses: dict[Var, list[tuple[Call | None, int]]] = {}
+
+    def visit_Call(self, c: Call) -> None:
+        for i, a in enumerate(c.args):
+            if isinstance(a, Var):
+                self.uses.setdefault(a, []).append((c, i))
+            else:
+                self.visit(a)
+
+    def visit_Var(self, v: Var) -> None:
+        self.uses.setdefault(v, []).append((None, -1))
+
+
 def _operand_uses(body: Stmt | None) -> dict[Var, list[tuple[Call | None, int]]]:
     """Each variable's uses: (call, operand index) for call operands, (None, -1) for any other use."""
-    uses: dict[Var, list[tuple[Call | None, int]]] = {}
-
-    class _U(IRVisitor):
-        def visit_Call(self, c: Call) -> None:
-            for i, a in enumerate(c.args):
-                if isinstance(a, Var):
-                    uses.setdefault(a, []).append((c, i))
-                else:
-                    self.visit(a)
-
-        def visit_Var(self, v: Var) -> None:
-            uses.setdefault(v, []).append((None, -1))
-
+    v = _OperandUses()
     if body is not None:
-        _U().visit(body)
-    return uses
+        v.visit(body)
+    return v.uses
 
 
 def _dim_text(d: Expr) -> str:

@@ -21,13 +21,13 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from pypto.ir.types import TensorType, TileType, Type
+from pypto.ir.types import TensorType, TileType, Type, is_constant_type
 from pypto.ir.visitor import IRMutator
 
 from .base import FunctionPass, IRProperty, PassContext, PassError
 from .ir_utils import (
+    LazyNames,
     Liveness,
-    NameGen,
     assigned_vars,
     body_stmts,
     expr_vars,
@@ -137,6 +137,8 @@ class _Rename(IRMutator):
         return op
 
     def visit_Type(self, t: Type) -> Type:
+        if is_constant_type(t):  # nothing inside to rename
+            return t
         self.in_type += 1
         try:
             return self.generic_visit(t)  # type: ignore[return-value]
@@ -158,7 +160,8 @@ class _Rename(IRMutator):
 class _Builder:
     def __init__(self, fn: Function) -> None:
         self.fn = fn
-        self.names = NameGen.for_node(fn)
+        self.names = LazyNames(fn)
+        self._rename = _Rename(self, fn.span)
         self.live = Liveness(fn)
         self.defined: set[Var] = set(fn.params)
         self.env: dict[Var, Var] = {p: p for p in fn.params}
@@ -169,7 +172,9 @@ class _Builder:
     # ---- helpers -----------------------------------------------------------------------------
 
     def rn(self, e: Expr, span: Span) -> Expr:
-        return _Rename(self, span).visit(e)
+        r = self._rename  # one renamer for all expressions: they bind nothing, so its var_map stays empty
+        r.span = span
+        return r.visit(e)
 
     def fresh(self, v: Var, t: Type | None = None) -> Var:
         return self.names.fresh_var(v, t if t is not None else v.type, "ssa")

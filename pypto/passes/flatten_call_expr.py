@@ -29,12 +29,12 @@ from pypto.ir.stmt import (
     YieldStmt,
 )
 from pypto.ir.structural import structural_equal
-from pypto.ir.types import ScalarType, Type
+from pypto.ir.types import ScalarType, Type, is_constant_type
 from pypto.ir.visitor import IRMutator, rebuild
 
 from .base import FunctionPass, IRProperty, PassContext
 from .ir_utils import (
-    NameGen,
+    LazyNames,
     StmtRewriter,
     expr_vars,
     has_call,
@@ -70,7 +70,7 @@ class FlattenCallExpr(FunctionPass):
     def run_on_function(self, fn: Function, program: Program, ctx: PassContext) -> Function:
         if not any(_needs_work(s) for s in walk_stmts(fn.body)):
             return fn
-        f = _Flattener(NameGen.for_node(fn))
+        f = _Flattener(LazyNames(fn))
         body = f.rewrite_body(fn.body)
         out = replace(fn, body=body)
         return _TypeCalls(f.temps).visit(out) if f.temps else out
@@ -104,7 +104,7 @@ def _needs_work(s: Stmt) -> bool:
 
 
 class _Flattener(StmtRewriter):
-    def __init__(self, names: NameGen) -> None:
+    def __init__(self, names: LazyNames) -> None:
         self.names = names
         self.temps: set[Var] = set()
 
@@ -255,6 +255,8 @@ class _TypeCalls(IRMutator):
         return op
 
     def visit_Type(self, t: Type) -> Type:
+        if is_constant_type(t):  # no call and no variable inside
+            return t
         self.in_type += 1
         try:
             return self.generic_visit(t)  # type: ignore[return-value]

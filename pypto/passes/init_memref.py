@@ -67,8 +67,9 @@ class InitMemRef(FunctionPass):
             return fn
         names = LazyNames(fn)
         fn = _BindTiles(names).visit(fn)
-        fn = _InPlaceCopies(analyze(fn), names).run(fn)
-        return plan_buffers(fn, ctx, merge=False, names=names)
+        lv = analyze(fn)
+        copied = _InPlaceCopies(lv, names).run(fn)
+        return plan_buffers(copied, ctx, merge=False, names=names, liveness=lv if copied is fn else None)
 
 
 def has_memrefs(fn: Function) -> bool:
@@ -99,22 +100,27 @@ class _BindTiles(Splicer):
         pre.append(AssignStmt(v, e, span=e.span))
         return v
 
+    def uses(self, e: Expr) -> Expr:
+        """`e` with its variables renamed through `var_map` (which stays empty, making this a no-op,
+        unless a loop's init value had to be bound to a variable)."""
+        return self.visit(e) if self.var_map else e
+
     def _with(self, pre: list[Stmt], s: Stmt) -> Stmt:
         return seq([*pre, s], span=s.span) if pre else s
 
     def visit_AssignStmt(self, s: AssignStmt) -> Stmt:
         pre: list[Stmt] = []
-        value = self.flat(self.visit(s.value), pre, True)
+        value = self.flat(self.uses(s.value), pre, True)
         return self._with(pre, s if value is s.value else rebuild(s, {"value": value}))
 
     def visit_EvalStmt(self, s: EvalStmt) -> Stmt:
         pre: list[Stmt] = []
-        e = self.flat(self.visit(s.expr), pre, True)
+        e = self.flat(self.uses(s.expr), pre, True)
         return self._with(pre, s if e is s.expr else rebuild(s, {"expr": e}))
 
     def _values(self, s: YieldStmt | ReturnStmt, top: bool) -> Stmt:
         pre: list[Stmt] = []
-        vals = tuple(self.flat(self.visit(v), pre, top) for v in s.values)
+        vals = tuple(self.flat(self.uses(v), pre, top) for v in s.values)
         return self._with(pre, rebuild(s, {"values": vals}) if pre else s)
 
     def visit_YieldStmt(self, s: YieldStmt) -> Stmt:
@@ -126,82 +132,13 @@ class _BindTiles(Splicer):
     def _loop(self, s: ForStmt | WhileStmt) -> Stmt:
         pre: list[Stmt] = []
         for a in s.iter_args:
-            init = self.flat(self.visit(a.init_value), pre, False)
+            init = self.flat(self.uses(a.init_value), pre, False)
             if init is not a.init_value:
                 self.var_map[a] = IterArg(a.name, a.type, init, span=a.span)
         return self._with(pre, self.generic_visit(s))
 
     visit_ForStmt = _loop
     visit_WhileStmt = _loop
-
-
-class _InPlaceCopies:
-    """Inserts `x_copy = block.move(x)` before an in-place op (`OpDef.result_reuses`) whose operand's
-    buffer (the operand or anything sharing it) is still live after the op; the op updates the copy."""
-
-    def __init__(self, lv: Liveness, names: LazyNames) -> None:
-        self.lv = lv
-        self.names = names
-        self.root: dict[Var, Var] = {}
-        self.members: dict[Var, list[Var]] = {}
-
-    def run(self, fn: Function) -> Function:
-        body = self.block(fn.body)
-        return fn if body is fn.body else dataclasses.replace(fn, body=body)
-
-    def alias(self, v: Var, src: Var) -> None:
-        r = self.root.setdefault(src, src)
-        ms = self.members.setdefault(r, [r])
-        self.root[v] = r
-        ms.append(v)
-
-    def block(self, body: Stmt | None) -> Stmt | None:
-        if body is None:
-            return None
-        stmts = stmt_list(body)
-        out: list[Stmt] = []
-        for s in stmts:
-            out.extend(self.stmt(s))
-        if len(out) == len(stmts) and all(a is b for a, b in zip(out, stmts)):
-            return body
-        return seq(out, span=body.span)
-
-    def stmt(self, s: Stmt) -> list[Stmt]:
-        if isinstance(s, AssignStmt) and is_tile_var(s.var):
-            k = updated_operand(s.value)
-            if k is not None:
-                return self.in_place(s, k)
-            src = hard_share_source(s, s.var)
-            if src is not None:
-                self.alias(s.var, src)
-            return [s]
-        if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
-            body = self.block(s.body)
-            return [s if body is s.body else rebuild(s, {"body": body})]
-        if isinstance(s, IfStmt):
-            then, other = self.block(s.then_body), self.block(s.else_body)
-            if then is s.then_body and other is s.else_body:
-                return [s]
-            return [rebuild(s, {"then_body": then, "else_body": other})]
-        if isinstance(s, SeqStmts):
-            return stmt_list(self.block(s))
-        return [s]
-
-    def in_place(self, s: AssignStmt, k: int) -> list[Stmt]:
-        call = s.value
-        assert isinstance(call, Call)
-        operand = call.args[k]
-        assert isinstance(operand, Var)
-        live = self.lv.live_after.get(id(s), frozenset())
-        sharing = self.members.get(self.root.get(operand, operand), [operand])
-        if operand not in live and not any(m in live for m in sharing):
-            self.alias(s.var, operand)
-            return [s]
-        copy, mv = move_of(operand, operand.type.space, self.names.fresh(operand.name, "copy"), s.span)
-        args = list(call.args)
-        args[k] = copy
-        self.alias(s.var, copy)
-        return [mv, AssignStmt(s.var, rebuild(call, {"args": tuple(args)}), span=s.span)]
 
 
 class _InPlaceCopies:

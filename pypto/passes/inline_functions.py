@@ -41,7 +41,8 @@ from pypto.ir.stmt import (
     seq,
     stmt_list,
 )
-from pypto.ir.types import ShapedType
+from pypto.ir.types import ShapedType, TupleType
+from pypto.ir.visitor import IRVisitor
 
 from .base import IRProperty, Pass, PassContext, PassError
 from .ir_utils import Substitute, clone_fresh, substitute
@@ -298,25 +299,25 @@ def _reject_nested_return(body: list[Stmt], callee: Function) -> None:
             todo.extend(stmt_list(s.body))
 
 
+class _BareTupleUses(IRVisitor):
+    def __init__(self) -> None:
+        self.out: dict[Var, int] = {}
+
+    def visit_TupleGetItem(self, e: TupleGetItem) -> None:
+        if not isinstance(e.tuple, Var):
+            self.visit(e.tuple)
+
+    def visit_Var(self, v: Var) -> None:
+        if isinstance(v.type, TupleType):
+            self.out[v] = self.out.get(v, 0) + 1
+
+
 def _bare_tuple_uses(body: Stmt | None) -> dict[Var, int]:
     """Uses of tuple-typed variables other than `t[i]` (those need the tuple value itself)."""
-    from pypto.ir.types import TupleType
-    from pypto.ir.visitor import IRVisitor
-
-    out: dict[Var, int] = {}
-
-    class _V(IRVisitor):
-        def visit_TupleGetItem(self, e: TupleGetItem) -> None:
-            if not isinstance(e.tuple, Var):
-                self.visit(e.tuple)
-
-        def visit_Var(self, v: Var) -> None:
-            if isinstance(v.type, TupleType):
-                out[v] = out.get(v, 0) + 1
-
+    v = _BareTupleUses()
     if body is not None:
-        _V().visit(body)
-    return out
+        v.visit(body)
+    return v.out
 
 
 __all__ = ["InlineFunctions"]

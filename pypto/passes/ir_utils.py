@@ -55,7 +55,7 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
 )
-from pypto.ir.types import ScalarType
+from pypto.ir.types import ScalarType, Type, is_constant_type
 from pypto.ir.visitor import IRMutator, IRVisitor, rebuild
 
 # ---------------------------------------------------------------------------------------------
@@ -224,15 +224,16 @@ class _VarCollector(IRVisitor):
         self.uses: dict[Var, None] = {}
         self.defs: dict[Var, None] = {}
 
-    def visit_Op(self, op: Op) -> None:
-        return None
-
     def visit_Var(self, var: Var) -> None:
         self.uses.setdefault(var)
 
     def visit_def(self, var: Var) -> None:
         self.defs.setdefault(var)
         super().visit_def(var)
+
+    def visit_Type(self, t: Type) -> None:
+        if not is_constant_type(t):  # most types mention no variable
+            self.generic_visit(t)
 
 
 def _collect(node: Any, types: bool) -> _VarCollector:
@@ -466,6 +467,27 @@ class NameGen:
         return Var(self.fresh(hint, kind), t, span=sp) if sp is not None else Var(self.fresh(hint, kind), t)
 
 
+class LazyNames:
+    """Fresh variable names for one function or statement tree, like `NameGen.for_node(node)`; the
+    NameGen (a walk over the whole node) is built only when a name is first needed — many functions
+    a pass looks at need none."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.gen: NameGen | None = None
+
+    def _gen(self) -> NameGen:
+        if self.gen is None:
+            self.gen = NameGen.for_node(self.node)
+        return self.gen
+
+    def fresh(self, hint: str, kind: str = "ssa") -> str:
+        return self._gen().fresh(hint, kind)
+
+    def fresh_var(self, like: Var | str, type_: Any = None, kind: str = "ssa", span: Span | None = None) -> Var:
+        return self._gen().fresh_var(like, type_, kind, span)
+
+
 def zero_of(t: Any) -> Expr | None:
     """A zero constant of a scalar type (None for other types)."""
     if not isinstance(t, ScalarType):
@@ -526,6 +548,7 @@ class Liveness:
 
     def __init__(self, node: Function | Stmt, live_out: Iterable[Var] = ()) -> None:
         self._root = node  # keeps the statements (whose ids are keys) alive
+        self._vars: dict[int, set[Var]] = {}  # id(expr) -> expr_vars(expr): loops are walked until stable
         self._after: dict[int, frozenset[Var]] = {}
         self._head: dict[int, frozenset[Var]] = {}
         self._body_in: dict[int, frozenset[Var]] = {}
@@ -541,6 +564,12 @@ class Liveness:
     def body_in(self, loop: Stmt) -> frozenset[Var]:
         return self._body_in.get(id(loop), frozenset())
 
+    def reads(self, e: Expr) -> set[Var]:
+        got = self._vars.get(id(e))
+        if got is None:
+            got = self._vars[id(e)] = expr_vars(e)
+        return got
+
     def block(self, body: Stmt | None, out: frozenset[Var]) -> frozenset[Var]:
         live = out
         for s in reversed(body_stmts(body)):
@@ -550,18 +579,18 @@ class Liveness:
     def stmt(self, s: Stmt, out: frozenset[Var]) -> frozenset[Var]:
         self._after[id(s)] = out
         if isinstance(s, AssignStmt):
-            return (out - {s.var}) | expr_vars(s.value)
+            return (out - {s.var}) | self.reads(s.value)
         if isinstance(s, ScopeStmt):
             return self.block(s.body, out)
         if isinstance(s, IfStmt):
             rest = out - set(s.return_vars)
             t = self.block(s.then_body, rest)
             e = self.block(s.else_body, rest) if s.else_body is not None else rest
-            return t | e | expr_vars(s.condition)
+            return t | e | self.reads(s.condition)
         if isinstance(s, (ForStmt, WhileStmt)):
             rest = out - set(s.return_vars)
             binders = set(s.iter_args) | ({s.loop_var} if isinstance(s, ForStmt) else set())
-            cond = expr_vars(s.condition) if isinstance(s, WhileStmt) else frozenset()
+            cond = self.reads(s.condition) if isinstance(s, WhileStmt) else frozenset()
             head = rest | (cond - binders)
             while True:
                 b = self.block(s.body, head)
@@ -571,11 +600,11 @@ class Liveness:
                 head = new
             self._head[id(s)] = head
             self._body_in[id(s)] = b
-            pre = set().union(*(expr_vars(e) for e in stmt_exprs(s) if e is not getattr(s, "condition", None)))
+            pre = set().union(*(self.reads(e) for e in stmt_exprs(s) if e is not getattr(s, "condition", None)))
             return head | pre
         live = out
         for e in stmt_exprs(s):
-            live = live | expr_vars(e)
+            live = live | self.reads(e)
         return live
 
 
@@ -739,7 +768,7 @@ def evaluate(fn: Function | Program, args: Sequence[Any], *, name: str | None = 
 
 
 __all__ = [
-    "DefUse", "EvalError", "Evaluator", "Liveness", "NameGen", "Substitute", "assigned_vars", "base_name",
+    "DefUse", "EvalError", "Evaluator", "LazyNames", "Liveness", "NameGen", "Substitute", "assigned_vars", "base_name",
     "body_stmts", "child_bodies", "clone_fresh", "contains_stmt", "def_use", "defined_vars",
     "evaluate", "expr_vars", "fold_constants", "flatten_stmts", "free_vars", "has_call", "last_stmt", "make_body", "make_else",
     "split_yield", "StmtRewriter", "stmt_binders", "stmt_exprs", "substitute", "used_vars", "walk_stmts", "zero_of",

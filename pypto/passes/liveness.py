@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, MemRef, Var, make_memref
 from pypto.ir.function import Function
-from pypto.ir.node import FieldKind, Node, node_fields
+from pypto.ir.node import Node, walk_fields
 from pypto.ir.op import create_op_call
 from pypto.ir.span import Span
 from pypto.ir.stmt import (
@@ -48,7 +48,7 @@ from pypto.ir.stmt import (
     seq,
     stmt_list,
 )
-from pypto.ir.types import TileType, Type
+from pypto.ir.types import ShapedType, TileType, Type, constant_dims, is_constant_type
 from pypto.ir.visitor import IRMutator, IRVisitor, rebuild
 from pypto.ops.registry import Level, OpDef
 
@@ -60,22 +60,26 @@ def is_tile_var(v: object) -> bool:
     return isinstance(v, Var) and not isinstance(v, MemRef) and isinstance(v.type, TileType)
 
 
+_CONSTANTS = (ConstInt, ConstFloat, ConstBool)
+
+
 def _collect_tiles(e: object, out: list[Var]) -> None:
     if isinstance(e, Var):
         if is_tile_var(e) and e not in out:
             out.append(e)
     elif isinstance(e, Call):
         for a in e.args:
-            _collect_tiles(a, out)
+            if not isinstance(a, _CONSTANTS):
+                _collect_tiles(a, out)
     elif isinstance(e, MakeTuple):
         for a in e.elements:
-            _collect_tiles(a, out)
-    elif isinstance(e, Node) and not isinstance(e, (Type, ConstInt, ConstFloat, ConstBool)):
-        for name, kind in node_fields(type(e)):
-            if kind is not FieldKind.IGNORE:
-                v = getattr(e, name)
-                for x in (v if type(v) is tuple else (v,)):
-                    _collect_tiles(x, out)
+            if not isinstance(a, _CONSTANTS):  # shapes and offsets: no tiles
+                _collect_tiles(a, out)
+    elif isinstance(e, Node) and not isinstance(e, (Type, *_CONSTANTS)):
+        for name, _ in walk_fields(type(e), True):
+            v = getattr(e, name)
+            for x in (v if type(v) is tuple else (v,)):
+                _collect_tiles(x, out)
 
 
 def tile_uses(*exprs: Expr | None) -> list[Var]:
@@ -131,17 +135,32 @@ class MemRefRewriter(IRMutator):
 
     visit_types = True
 
+    def visit_Type(self, t: Type) -> Type:
+        return t if is_constant_type(t) else self.generic_visit(t)  # type: ignore[return-value]
 
-def retype_call(c: Call) -> Call:
-    """The call with its result type inferred again from its (retyped) arguments, as the parser would."""
+    def visit_ShapedType(self, t: ShapedType) -> Type:
+        if not constant_dims(t):
+            return self.generic_visit(t)  # type: ignore[return-value]
+        new = self.var_map.get(t.memref) if t.memref is not None else None  # all that can change
+        return t if new is None or new is t.memref else rebuild(t, {"memref": new})  # type: ignore[return-value]
+
+
+def retype_call(c: Call, args: tuple[Expr, ...] | None = None) -> Call:
+    """The call — with `args` instead of its own arguments, when given — with its result type inferred
+    again from its (retyped) arguments, as the parser would."""
+    new_args = c.args if args is None else args
     infer = getattr(c.op, "infer_type", None)
-    if infer is None:
+    t = c.type
+    if infer is not None:
+        try:
+            t = infer(new_args, dict(c.kwargs))
+        except Exception:  # an op that rejects the retyped operands keeps the type it had
+            t = c.type
+        if t == c.type:
+            t = c.type
+    if t is c.type and new_args is c.args:
         return c
-    try:
-        t = infer(c.args, dict(c.kwargs))
-    except Exception:  # an op that rejects the retyped operands keeps the type it had
-        return c
-    return c if t == c.type else rebuild(c, {"type": t})  # type: ignore[return-value]
+    return Call(c.op, new_args, c.kwargs, t, span=c.span)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +250,16 @@ class Liveness:
 class _Flow:
     def __init__(self, res: Liveness) -> None:
         self.res = res
+        # per statement (by id), what does not change between the rounds of a loop's fixpoint: the
+        # tiles an assignment reads, and those of them it conflicts with; the tiles others read
+        self._assign: dict[int, tuple[frozenset[Var], list[Var]]] = {}
+        self._reads: dict[int, frozenset[Var]] = {}
+
+    def reads(self, s: Stmt) -> frozenset[Var]:
+        got = self._reads.get(id(s))
+        if got is None:
+            got = self._reads[id(s)] = frozenset(tile_uses(*stmt_exprs(s)))
+        return got
 
     def edge(self, a: Var, others) -> None:
         for b in others:
@@ -246,16 +275,21 @@ class _Flow:
     def stmt(self, s: Stmt, live: frozenset[Var], loop) -> frozenset[Var]:
         if isinstance(s, AssignStmt):
             self.res.live_after[id(s)] = live
-            uses = tile_uses(s.value)
             v = s.var
+            got = self._assign.get(id(s))
+            if got is None:
+                uses = tile_uses(s.value)
+                conflicts = [u for u in uses if not inplace_safe(s.value, u, v.type)] if is_tile_var(v) else []
+                got = self._assign[id(s)] = (frozenset(uses), conflicts)
+            uses, conflicts = got
             if is_tile_var(v):
                 self.edge(v, live)
-                self.edge(v, [u for u in uses if not inplace_safe(s.value, u, v.type)])
+                self.edge(v, conflicts)
                 live = live - {v}
-            return live | frozenset(uses)
+            return live | uses
         if isinstance(s, (EvalStmt, YieldStmt)):
             self.res.live_after[id(s)] = live
-            return live | frozenset(tile_uses(*stmt_exprs(s)))
+            return live | self.reads(s)
         if isinstance(s, ReturnStmt):
             return frozenset(tile_uses(*s.values))
         if isinstance(s, BreakStmt):

@@ -54,6 +54,7 @@ uses it without defining it (liveness.linear_lifetimes).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -115,7 +116,12 @@ def source_of(span: Span | None) -> tuple[str, int]:
     """("file.py:12", 12) for a known span, else ("", 0). The file is given by its base name."""
     if span is None or not span.is_known:
         return "", 0
-    return f"{os.path.basename(span.filename)}:{span.begin_line}", span.begin_line
+    return f"{_basename(span.filename)}:{span.begin_line}", span.begin_line
+
+
+@functools.lru_cache(maxsize=256)
+def _basename(filename: str) -> str:
+    return os.path.basename(filename)
 
 
 def kernel_memory(fn: Function, target: Target) -> dict[str, Any]:
@@ -195,7 +201,8 @@ def _stmt_entry(i: int, s: Stmt) -> dict[str, Any]:
     kind, text = _describe(s)
     if len(text) > 120:
         text = text[:117] + "..."
-    return {"index": i, "kind": kind, "text": text, "line": source_of(s.span)[1]}
+    span = s.span  # the line only (source_of would also format "file:line")
+    return {"index": i, "kind": kind, "text": text, "line": span.begin_line if span is not None and span.is_known else 0}
 
 
 def _describe(s: Stmt) -> tuple[str, str]:

@@ -52,7 +52,7 @@ from pypto.ir.types import TileType
 from pypto.ir.visitor import IRMutator, rebuild, retype
 
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import NameGen
+from .ir_utils import LazyNames
 from .liveness import (
     Liveness,
     alloc_stmt,
@@ -78,35 +78,26 @@ class MemoryReuse(FunctionPass):
         return plan_buffers(fn, ctx, merge=True)
 
 
-class LazyNames:
-    """Fresh variable names for one function; the NameGen (a walk over the whole function) is built
-    only when a name is first needed."""
-
-    def __init__(self, fn: Function) -> None:
-        self.fn = fn
-        self.gen: NameGen | None = None
-
-    def fresh(self, hint: str, kind: str) -> str:
-        if self.gen is None:
-            self.gen = NameGen.for_node(self.fn)
-        return self.gen.fresh(hint, kind)
-
-
-def plan_buffers(fn: Function, ctx: PassContext, merge: bool, names: LazyNames | None = None) -> Function:
+def plan_buffers(fn: Function, ctx: PassContext, merge: bool, names: LazyNames | None = None,
+                 liveness: Liveness | None = None) -> Function:
     """Give every tile of a kernel its buffer: reshapes and in-place updates share with their input,
     carried tiles are unified (with moves where needed), then — when `merge` — groups that do not
     interfere are merged. Existing MemRefs and allocs are replaced. Expects every tile value to be a
-    variable and in-place updates to be safe (InitMemRef arranges both)."""
-    _, body = split_allocs(fn.body)
+    variable and in-place updates to be safe (InitMemRef arranges both). `liveness`: `analyze(fn)`
+    when the caller has it already."""
+    allocs, body = split_allocs(fn.body)
     fn = dataclasses.replace(fn, body=body)
+    lv = liveness if not allocs else None  # without allocs the body keeps its statements: still valid
     for _ in range(_MAX_ROUNDS):
-        lv = analyze(fn)
+        if lv is None:
+            lv = analyze(fn)
         groups = _Groups(lv)
         edits = _plan_carried(fn.body, groups)
         if not edits:
             break
         names = names or LazyNames(fn)
         fn = _ApplyEdits(edits, names).visit(fn)
+        lv = None
     else:  # pragma: no cover - each round only adds moves that the next one can place
         raise PassError(f"kernel {fn.name}: could not give loop-carried tiles one buffer each", fn.span)
     if merge:
@@ -157,6 +148,7 @@ class _Groups:
         self.lv = lv
         self.order = lv.order()
         self.of: dict[Var, _Group] = {}
+        self._nbytes: dict[Var, int] = {}
         for v in lv.defs:
             src = hard_share_source(lv.def_stmt.get(v), v)
             g = self.of.get(src) if src is not None else None
@@ -193,6 +185,16 @@ class _Groups:
         self.join(ga, gb)
         return True
 
+    def bytes_of(self, g: _Group, ctx: PassContext) -> int:
+        """The size of a group's buffer: that of its largest tile (each tile's size computed once)."""
+        out = 0
+        for v in g.vars:
+            n = self._nbytes.get(v)
+            if n is None:
+                n = self._nbytes[v] = tile_nbytes(v, ctx)
+            out = max(out, n)
+        return out
+
     def all(self) -> list[_Group]:
         seen: dict[int, _Group] = {}
         for v in self.lv.defs:
@@ -203,7 +205,7 @@ class _Groups:
     def merge_all(self, ctx: PassContext) -> None:
         """Greedy: largest groups first; each joins the first buffer of its space it fits beside."""
         groups = self.all()
-        size = {id(g): group_bytes(g, ctx) for g in groups}
+        size = {id(g): self.bytes_of(g, ctx) for g in groups}
         buffers: list[_Group] = []
         for g in sorted(groups, key=lambda g: (-size[id(g)], g.first)):
             for b in buffers:
@@ -223,10 +225,6 @@ def tile_nbytes(v: Var, ctx: PassContext) -> int:
         raise PassError(f"tile {v.name} has a dynamic shape; tiles need static shapes", v.span,
                         hint="keep the tile shape static and put the dynamic extent in valid_shapes=[...]")
     return ctx.target.tile_bytes(t.space, shape, t.dtype)
-
-
-def group_bytes(g: _Group, ctx: PassContext) -> int:
-    return max(tile_nbytes(v, ctx) for v in g.vars)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,7 +424,7 @@ def _attach(fn: Function, groups: _Groups, lv: Liveness, ctx: PassContext) -> Fu
     refs: list[MemRef] = []
     for i, g in enumerate(groups.all()):
         first = min(g.vars, key=lambda v: groups.order[v])
-        m = fresh_memref(g.space, group_bytes(g, ctx), i, span=first.span)
+        m = fresh_memref(g.space, groups.bytes_of(g, ctx), i, span=first.span)
         refs.append(m)
         for v in g.vars:
             mem[v] = m
@@ -453,8 +451,8 @@ class _Attach(IRMutator):
         return new
 
     def visit_Call(self, c: Call) -> Call:
-        new = self.generic_visit(c)
-        return c if new is c else retype_call(new)  # type: ignore[arg-type]
+        args = self.mutate_value(c.args)  # all that can change: the op and kwargs are not walked
+        return c if args is c.args else retype_call(c, args)
 
 
 __all__ = ["LazyNames", "MemoryReuse", "Splicer", "move_of", "plan_buffers"]

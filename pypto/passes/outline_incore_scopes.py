@@ -33,7 +33,6 @@ from .outline_utils import (
     callees,
     defined_vars,
     dyn_vars_of,
-    entry_functions,
     free_vars,
     is_kernel,
     unique_name,
@@ -66,12 +65,14 @@ class OutlineIncoreScopes(Pass):
 
 def _set_function_types(program: Program) -> Program:
     kinds = {f.name: f.func_type for f in program.functions}
-    entries = set(entry_functions(program))
+    calls = {f.name: callees(f) for f in program.functions}  # the call graph, walked once
+    called = set().union(*calls.values())
+    entries = {f.name for f in program.functions if f.name not in called}  # as entry_functions() says
     fns = []
     for f in program.functions:
         t = f.func_type
         if t is not FunctionType.InCore:
-            if any(kinds.get(c) is FunctionType.InCore for c in callees(f)):
+            if any(kinds.get(c) is FunctionType.InCore for c in calls[f.name]):
                 t = FunctionType.Orchestration
             elif t is FunctionType.Opaque and f.name in entries:
                 t = FunctionType.Orchestration

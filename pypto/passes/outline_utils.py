@@ -19,6 +19,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.node import Node
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt, seq
+from pypto.ir.types import Type, is_constant_type
 from pypto.ir.visitor import IRMutator, IRVisitor
 
 from .ir_utils import defined_vars as _defined_vars
@@ -39,6 +40,10 @@ class _Uses(IRVisitor):
         self.counts[var] += 1
         if var.type is not None and not isinstance(var, DynVar):
             self.visit(var.type)
+
+    def visit_Type(self, t: Type) -> None:
+        if not is_constant_type(t):  # most types mention no variable
+            self.generic_visit(t)
 
 
 def use_counts(node: Node | Iterable[Stmt]) -> Counter[Var]:
@@ -169,6 +174,12 @@ class _BindValueCalls(IRMutator):
     def __init__(self, pred) -> None:
         super().__init__()
         self.pred = pred
+
+    def visit_AssignStmt(self, s: AssignStmt) -> Stmt:
+        return s  # nothing is renamed: only returns and yields change
+
+    def visit_EvalStmt(self, s: EvalStmt) -> Stmt:
+        return s
 
     def visit_SeqStmts(self, s: SeqStmts) -> Stmt:
         out = [self.visit(x) for x in s.stmts]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pypto.ir.collector import paused_collector
 from pypto.ir.function import Program
 from pypto.ir.printer import python_print
 
@@ -102,6 +103,10 @@ class PassManager:
             dump_dir = Path(output_dir) / "passes_dump"
             dump_dir.mkdir(parents=True, exist_ok=True)
         self._dump(program, dump_dir, "00_frontend", dump_ir)
+        with paused_collector():  # passes rebuild trees of immutable nodes: no cycles to collect
+            return self._run(program, ctx, dump_dir, dump_ir, prefix)
+
+    def _run(self, program: Program, ctx: PassContext, dump_dir: Path | None, dump_ir: bool, prefix: str) -> Program:
         props: set[IRProperty] = {IRProperty.TypeChecked}
         self.records = []
         for i, p in enumerate(self.passes, start=1):

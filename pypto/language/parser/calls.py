@@ -14,7 +14,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ops.registry import REQUIRED, Dispatch, OpDef, Param, get_def
 
 from ..errors import ParserTypeError
-from .values import const_for, is_number, scalar_binop, scalar_dtype
+from .values import const_for, is_number, python_value, scalar_binop, scalar_dtype, to_expr
 
 _SCALAR_EXPRS = {"abs": E.Abs, "max": E.Max, "min": E.Min, "xor": E.Xor, "cast": E.Cast}
 
@@ -59,8 +59,6 @@ class OpCaller:
         return self.build_op(get_def(name), args, kwargs, sp)
 
     def scalar_form(self, name: str, args: list[Any], sp: Span) -> Expr:
-        from .values import to_expr
-
         short = name.split(".", 1)[1]
         if short == "cast":
             if len(args) < 2 or not isinstance(args[1], DataType):
@@ -93,10 +91,10 @@ class OpCaller:
             raise ParserTypeError(f"{short} takes at most {len(params)} arguments, got {len(args)}", sp,
                                   hint="signature: " + _sig(op))
         out = {p.name: a for p, a in zip(params, args)}
-        names = {p.name for p in params}
+        names = op.param_names
         for k, v in kwargs.items():
             if k not in names:
-                close = difflib.get_close_matches(k, names, n=1)
+                close = difflib.get_close_matches(k, {p.name for p in params}, n=1)
                 raise ParserTypeError(f"{short} has no parameter '{k}'", sp,
                                       hint=f"did you mean '{close[0]}'?" if close else "signature: " + _sig(op))
             if k in out:
@@ -106,7 +104,7 @@ class OpCaller:
 
     def build_op(self, op: OpDef, args: list[Any], kwargs: dict[str, Any], sp: Span) -> Expr:
         bound = self.bind(op, args, kwargs, sp)
-        known = {p.name for p in op.params}
+        known = op.param_names
         for k in bound:
             if k not in known:
                 raise ParserTypeError(f"{op.name.split('.', 1)[1]} has no parameter '{k}'", sp,
@@ -165,14 +163,15 @@ class OpCaller:
     def shape_tuple(self, v: Any, sp: Span, what: str) -> Expr:
         if isinstance(v, MakeTuple):
             return v
-        if isinstance(v, Expr) and isinstance(v.type, ScalarType):
-            v = [v]
-        elif is_number(v):
-            v = [v]
         if not isinstance(v, (list, tuple)):
-            raise ParserTypeError(f"{what} must be a list of integers, got {self.describe(v)}", sp)
+            if not ((isinstance(v, Expr) and isinstance(v.type, ScalarType)) or is_number(v)):
+                raise ParserTypeError(f"{what} must be a list of integers, got {self.describe(v)}", sp)
+            v = [v]
         elems = []
         for x in v:
+            if type(x) is int and float(x).is_integer():  # the common case: a literal dimension
+                elems.append(E.ConstInt(x, DataType.INDEX))
+                continue
             if isinstance(x, bool) or (is_number(x) and not float(x).is_integer()):
                 raise ParserTypeError(f"{what} must contain integers, got {x!r}", sp)
             if is_number(x):
@@ -184,8 +183,6 @@ class OpCaller:
         return MakeTuple(tuple(elems), span=sp)
 
     def convert_attr(self, op: OpDef, p: Param, v: Any, sp: Span) -> Any:
-        from .values import python_value
-
         v = python_value(v)
         if isinstance(v, Expr):
             raise ParserTypeError(f"{op.name.split('.', 1)[1]}: '{p.name}' must be a compile-time constant", sp,

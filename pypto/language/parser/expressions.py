@@ -18,8 +18,9 @@ from pypto.ir.function import Function
 from pypto.ir.op import OpError
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType
-from pypto.ops.registry import Dispatch, OpDef, get_def
+from pypto.ops.registry import Dispatch, OpDef, get_def, lookup_dsl
 
+from .. import annotations as ann
 from ..annotations import AnnotationError
 from ..dsl import DslHelper, DslOp
 from ..errors import (
@@ -63,14 +64,35 @@ class ExprParser(OpCaller):
     """Mixin: needs `self.src`, `self.env`, `self.scopes`, `self.ctx` and `self.emit`."""
 
     env: PyEnv
+    _ex_methods: dict[type, Any] = {}
+    _callee_memo: tuple[ast.expr, Any] | None = None  # see peek_callee
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls._ex_methods = {}  # AST class -> this class's `ex_<Class>` method (None: py_fallback)
 
     # ---- entry -------------------------------------------------------------------------------
 
     def eval(self, node: ast.expr) -> Any:
-        m = getattr(self, "ex_" + type(node).__name__, None)
+        cls = type(node)
+        try:
+            m = self._ex_methods[cls]
+        except KeyError:
+            m = self._ex_methods[cls] = getattr(type(self), "ex_" + cls.__name__, None)
         if m is None:
             return self.py_fallback(node)
-        return m(node)
+        return m(self, node)
+
+    def peek_callee(self, node: ast.Call) -> Any:
+        """The value of a call's callee, for a statement that looks at it before evaluating the call:
+        the call's own evaluation (ex_Call) then reuses it instead of evaluating the callee again.
+        The memo is cleared at every statement and used once."""
+        memo = self._callee_memo
+        if memo is not None and memo[0] is node.func:
+            return memo[1]
+        value = self.eval(node.func)
+        self._callee_memo = (node.func, value)
+        return value
 
     def eval_ir(self, node: ast.expr, what: str = "value", like: DataType | None = None) -> Expr:
         return to_expr(self.eval(node), self.span(node), what, like)
@@ -194,8 +216,6 @@ class ExprParser(OpCaller):
             else:
                 raise UnsupportedFeatureError(f"a scalar on the left of '{name}' with a tensor/tile is not "
                                               "supported", sp, hint=f"write pl.{name}(...) with the tile first")
-        from pypto.ops.registry import lookup_dsl
-
         entry = lookup_dsl("pl", name)
         assert entry is not None
         return self.call_entry(f"pl.{name}", entry, [a, b], {}, sp, [node.left, node.right])
@@ -209,8 +229,6 @@ class ExprParser(OpCaller):
                     ast.Invert: operator.invert}[op](v)
         if self._is_shaped(v):
             if op is ast.USub:
-                from pypto.ops.registry import lookup_dsl
-
                 return self.call_entry("pl.neg", lookup_dsl("pl", "neg"), [v], {}, sp, [node.operand])
             if op is ast.UAdd:
                 return v
@@ -286,8 +304,6 @@ class ExprParser(OpCaller):
                 return self.shaped_subscript(base, node)
             raise ParserTypeError(f"cannot index {self.describe(base)}", sp)
         idx = self.eval(node.slice)
-        from .. import annotations as ann
-
         is_annotation = base in (ann.Tensor, ann.Tile, ann.Scalar, ann.Out, ann.InOut, ann.Tuple)
         if not is_annotation and (isinstance(idx, Expr) or (isinstance(idx, tuple)
                                                              and any(isinstance(i, Expr) for i in idx))):
@@ -310,8 +326,6 @@ class ExprParser(OpCaller):
         vals = [self.eval(i) for i in items]
         if len(vals) > t.rank:
             raise ParserTypeError(f"too many indices ({len(vals)}) for rank {t.rank}", sp)
-        from pypto.ops.registry import lookup_dsl
-
         if all(not isinstance(v, slice) for v in vals) and len(vals) == t.rank:
             return self.call_entry("pl.read", lookup_dsl("pl", "read"), [base, vals], {}, sp, None)
         vals += [slice(None)] * (t.rank - len(vals))
@@ -358,7 +372,12 @@ class ExprParser(OpCaller):
         return args, kwargs, arg_nodes
 
     def ex_Call(self, node: ast.Call) -> Any:
-        callee = self.eval(node.func)
+        memo = self._callee_memo
+        if memo is not None and memo[0] is node.func:
+            self._callee_memo = None
+            callee = memo[1]
+        else:
+            callee = self.eval(node.func)
         sp = self.span(node)
         if isinstance(callee, DslOp):
             args, kwargs, nodes = self.call_args(node)

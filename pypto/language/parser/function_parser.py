@@ -269,6 +269,7 @@ class FunctionParser(ExprParser):
         return self.blocks.pop()
 
     def stmt(self, node: ast.stmt, is_last: bool = False) -> None:
+        self._callee_memo = None
         m = getattr(self, "st_" + type(node).__name__, None)
         if m is None:
             raise UnsupportedFeatureError(f"'{type(node).__name__}' statements are not supported in kernels",
@@ -304,7 +305,7 @@ class FunctionParser(ExprParser):
         if not isinstance(node, ast.Call):
             return False
         try:
-            callee = self.eval(node.func)
+            callee = self.peek_callee(node)
         except ParserError:
             return False
         return isinstance(callee, DslHelper) and callee.name == name

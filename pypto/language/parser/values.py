@@ -18,6 +18,7 @@ from pypto.ir.expr import (
     FloatDiv,
     MakeTuple,
 )
+from pypto.ir.node import Node
 from pypto.ir.printer import type_str
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type
@@ -26,6 +27,11 @@ from ..errors import ParserTypeError
 
 
 def is_number(v: Any) -> bool:
+    t = type(v)
+    if t is int or t is float or t is bool:
+        return True
+    if t is list or t is tuple or isinstance(v, Node):  # the usual non-numbers, without the ABC check
+        return False
     return isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, (complex, np.complexfloating))
 
 
