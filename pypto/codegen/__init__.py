@@ -37,6 +37,8 @@ def find_entry(program: Program) -> Function:
     """The orchestration function that no other function calls."""
     called: set[str] = set()
     for f in program.functions:
+        if f.func_type is FunctionType.InCore:
+            continue  # kernels call no functions
         v = _Callees()
         v.visit(f.body)
         called |= v.names
@@ -55,6 +57,13 @@ def find_entry(program: Program) -> Function:
 
 
 def generate(program: Program, arch: str = "cpu") -> CodegenResult:
+    from pypto.ir.collector import paused_collector
+
+    with paused_collector():
+        return _generate(program, arch)
+
+
+def _generate(program: Program, arch: str) -> CodegenResult:
     res = CodegenResult()
     for f in program.functions:
         if f.func_type is FunctionType.InCore:

@@ -319,9 +319,7 @@ class KernelCodegen:
     # ---- op calls ----------------------------------------------------------------------------
 
     def call(self, c: E.Call, result: E.Var | None) -> None:
-        from .tile_ops import emit_op
-
-        emit_op(self, c, result)
+        _emit_op(self, c, result)
 
     # ---- control flow ------------------------------------------------------------------------
 
@@ -479,5 +477,7 @@ class KernelCodegen:
 def generate_kernel(fn: Function, arch: str = "cpu") -> tuple[Module, KernelInfo]:
     return KernelCodegen(fn, arch).generate()
 
+
+from .tile_ops import emit_op as _emit_op  # noqa: E402  (tile_ops imports this module's types)
 
 __all__ = ["KernelCodegen", "KernelInfo", "generate_kernel", "tile_buf"]
