@@ -69,6 +69,8 @@ def restore(key: str, out: Path, load_native: bool = True) -> Hit | None:
     meta_path = entry / "native.json"
     try:
         meta = json.loads(meta_path.read_text())
+        if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str) for k in ("entry", "so", "sha")):
+            return None  # a corrupt entry is a miss; the compile rebuilds and rewrites it
     except (OSError, ValueError):
         return None
     native = None
@@ -85,7 +87,9 @@ def restore(key: str, out: Path, load_native: bool = True) -> Hit | None:
         except (OSError, NativeBuildError, TypeError):
             return None
     if out.resolve() != entry.resolve():
-        shutil.copytree(entry, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("native.json"))
+        # Without the native step (skip_ptoas) the output holds only what the compiler wrote.
+        skip = ("native.json",) if load_native else ("native.json", "native")
+        shutil.copytree(entry, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*skip))
     return Hit(meta["entry"], native)
 
 

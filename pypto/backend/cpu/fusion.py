@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pypto.pto.model import Op, ScalarT, TileBufT, Value
+from pypto.pto.model import Op, PartitionViewT, ScalarT, TileBufT, Value
 
 from .emit_common import ELEM_BYTES, cpp_type
 
@@ -31,15 +31,26 @@ _UNARY = {"texp": "Exp", "tlog": "Log", "tsqrt": "Sqrt", "trsqrt": "Rsqrt", "tre
 _ROW_EXPAND = {"trowexpandadd": "Add", "trowexpandsub": "Sub", "trowexpandmul": "Mul", "trowexpanddiv": "Div"}
 _COL_EXPAND = {"tcolexpandadd": "Add", "tcolexpandsub": "Sub", "tcolexpandmul": "Mul", "tcolexpanddiv": "Div"}
 _FLOATS = {"f32", "f16", "bf16"}
-TRANSPARENT = {"arith.constant", "pto.alloc_tile", "pto.set_flag", "pto.wait_flag", "pto.pipe_barrier"}
+TRANSPARENT = {"arith.constant", "pto.alloc_tile", "pto.set_flag", "pto.wait_flag", "pto.pipe_barrier",
+               "pto.partition_view", "pto.make_tensor_view"}
 
 
 def short(op: Op) -> str:
     return op.name.split(".", 1)[1]
 
 
+def _window_ok(v: Value) -> bool:
+    t = v.type
+    return isinstance(t, PartitionViewT) and 1 <= len(t.shape) <= 2 and t.elem in _FLOATS
+
+
 def fusable(op: Op) -> bool:
     n = short(op)
+    if n == "tload":  # the loop reads the window itself (the tile is still written)
+        ok = len(op.ins) == 1 and _window_ok(op.ins[0]) and not op.attrs.get("transpose")
+        return ok and len(op.outs) == 1 and _tile_ok(op.outs[0].type)
+    if n == "tstore":  # the loop writes the window itself
+        return len(op.ins) == 1 and _tile_ok(op.ins[0].type) and len(op.outs) == 1 and _window_ok(op.outs[0])
     if n not in _BINARY and n not in _SCALAR and n not in _UNARY and n not in _ROW_EXPAND \
             and n not in _COL_EXPAND and n not in ("trowexpand", "tcolexpand", "texpands"):
         return False
@@ -48,7 +59,21 @@ def fusable(op: Op) -> bool:
     if len(op.outs) != 1 or not isinstance(op.outs[0].type, TileBufT):
         return False
     tiles = [v.type for v in (*op.ins, op.outs[0]) if isinstance(v.type, TileBufT)]
-    return all(t.loc in ("vec", "mat", "acc") and t.dtype in _FLOATS for t in tiles)
+    return all(_tile_ok(t) for t in tiles)
+
+
+def _tile_ok(t) -> bool:
+    return isinstance(t, TileBufT) and t.loc in ("vec", "mat", "acc") and t.dtype in _FLOATS
+
+
+def dst_tile(op: Op) -> Value | None:
+    """The tile an instruction of a run writes (a store writes a window, not a tile)."""
+    return None if short(op) == "tstore" else op.outs[0]
+
+
+def key_tile(op: Op) -> Value:
+    """The tile whose valid region is the instruction's iteration space."""
+    return op.ins[0] if short(op) == "tstore" else op.outs[0]
 
 
 @dataclass
@@ -94,7 +119,7 @@ class Fuser:
     def collect(self, ops: list[Op], start: int) -> tuple[Group, int]:
         """The longest fusable run starting at ops[start] (at least one op)."""
         g = Group([ops[start]])
-        first = ops[start].outs[0]
+        first = key_tile(ops[start])
         key = self.valid_key(first.type, first)
         i = start + 1
         pending: list[Op] = []
@@ -118,25 +143,30 @@ class Fuser:
         return g, i - len(pending)
 
     def compatible(self, g: Group, op: Op, key: tuple) -> bool:
-        dst = op.outs[0]
-        if self.valid_key(dst.type, dst) != key:
+        kt = key_tile(op)
+        if self.valid_key(kt.type, kt) != key:
             return False
-        dregs = [self.region(o.outs[0]) for o in g.ops] + [self.region(dst)]
+        dregs = [self.region(d) for d in (dst_tile(o) for o in g.ops) if d is not None]
         if any(r is None for r in dregs):
             return False
-        for src, bc in self.sources(op, dst.type):
+        for src, bc in self.sources(op, kt.type):
             sr = self.region(src)
             if sr is None:
                 return False
-            for dr in dregs[:-1]:
+            for dr in dregs:
                 if _overlap(sr, dr) and (bc != "Full" or sr != dr):
                     return False
-        # the new destination must not clobber broadcast sources, nor partially overlap any operand
+        dst = dst_tile(op)
+        if dst is None:
+            return True
         nr = self.region(dst)
-        if any(_overlap(dr, nr) and dr != nr for dr in dregs[:-1]):
+        if nr is None:
+            return False
+        # the new destination must not clobber broadcast sources, nor partially overlap any operand
+        if any(_overlap(dr, nr) and dr != nr for dr in dregs):
             return False  # two destinations sharing some bytes: the store order would differ
         for o in g.ops:
-            for src, bc in self.sources(o, o.outs[0].type):
+            for src, bc in self.sources(o, key_tile(o).type):
                 sr = self.region(src)
                 if sr is not None and _overlap(sr, nr) and (bc != "Full" or sr != nr):
                     return False
@@ -145,6 +175,10 @@ class Fuser:
     def sources(self, op: Op, dt: TileBufT) -> list[tuple[Value, str]]:
         """(tile operand, broadcast kind) for each tile operand of `op`."""
         n = short(op)
+        if n == "tload":
+            return []
+        if n == "tstore":
+            return [(op.ins[0], "Full")]
         out = []
         for k, v in enumerate(op.ins):
             t = v.type
@@ -173,13 +207,36 @@ class Fuser:
         em = self.em
         for op in g.hoisted:
             em.op(op)
-        if len(g.ops) == 1:
-            em.op(g.ops[0])
+        if all(short(o) in ("tload", "tstore") for o in g.ops):  # nothing to compute: plain copies are faster
+            for op in g.ops:
+                em.op(op)
             return
-        d0 = g.ops[0].outs[0]
-        names = [em.name(o.outs[0]) for o in g.ops]
-        srcs = [(v, bc) for o in g.ops for v, bc in self.sources(o, o.outs[0].type)]
-        flat = all(bc == "Full" for _, bc in srcs)
+        loads = [o for o in g.ops if short(o) == "tload"]
+        stores = [o for o in g.ops if short(o) == "tstore"]
+        k0 = key_tile(g.ops[0])
+        k0n = em.name(k0)
+        guard = [f"glue::fusable_windows({em.name(ld.ins[0])}, {em.name(st.outs[0])}, {k0n}.vr, {k0n}.vc)"
+                 for ld in loads for st in stores]
+        if guard:  # a load and a store of the same run touching the same bytes: fuse only if same window
+            em.line(f"if ({' && '.join(guard)}) {{")
+            em.depth += 1
+            self.loop(g)
+            em.depth -= 1
+            em.line("} else {")
+            em.depth += 1
+            for op in g.ops:
+                em.op(op)
+            em.depth -= 1
+            em.line("}")
+        else:
+            self.loop(g)
+
+    def loop(self, g: Group) -> None:
+        em = self.em
+        d0 = key_tile(g.ops[0])
+        srcs = [(v, bc) for o in g.ops for v, bc in self.sources(o, key_tile(o).type)]
+        windows = any(short(o) in ("tload", "tstore") for o in g.ops)
+        flat = all(bc == "Full" for _, bc in srcs) and not windows
         d0n = em.name(d0)
         flat_expr = f"{d0n}.vc == {d0.type.cols}" if flat else "false"  # type: ignore[union-attr]
         em.line(f"// fused: {', '.join(short(o) for o in g.ops)}")
@@ -187,6 +244,12 @@ class Fuser:
         em.depth += 1
         live: list[tuple[Region, str]] = []  # tiles whose current (rounded) value sits in a register
         for k, op in enumerate(g.ops):
+            if short(op) == "tstore":
+                src = op.ins[0]
+                r = self.region(src)
+                held = next((name for reg, name in live if reg == r), None)
+                em.line(f"glue::gstore({em.name(op.outs[0])}, cur, {held or f'cur.load({em.name(src)})'});")
+                continue
             args = []
             for src, bc in self.sources(op, op.outs[0].type):
                 r = self.region(src)
@@ -197,15 +260,16 @@ class Fuser:
                     args.append(f"cur.load({em.name(src)})")
                 else:
                     args.append(f"cur.load(pto::{bc}({em.name(src)}))")
-            expr = self.functor(op, args)
+            expr = f"glue::gload({em.name(op.ins[0])}, cur)" if short(op) == "tload" else self.functor(op, args)
             dst = op.outs[0]
             dt = dst.type
             assert isinstance(dt, TileBufT)
             v = f"f{k}"
             em.line(f"const auto {v} = {expr};")
-            if not any(self.region(o.outs[0]) == self.region(dst) for o in g.ops[k + 1:]):
-                em.line(f"cur.store({names[k]}, {v});")  # (a later op of the run rewrites the same tile)
-            if dt.dtype != "f32":
+            later = [dst_tile(o) for o in g.ops[k + 1:]]
+            if not any(d is not None and self.region(d) == self.region(dst) for d in later):
+                em.line(f"cur.store({em.name(dst)}, {v});")  # (unless a later op of the run rewrites it)
+            if dt.dtype != "f32" and short(op) != "tload":  # a load's value is exact in its dtype already
                 em.line(f"const auto r{k} = pto::op::Round<{cpp_type(dt.dtype)}>{{}}({v});")
                 v = f"r{k}"
             reg = self.region(dst)

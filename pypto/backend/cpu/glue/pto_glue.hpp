@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "pto_runtime.h"
+#include "pto/pto.hpp"
 
 #define PTO_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -73,6 +74,33 @@ template <class T> inline T ipow(T base, T e) {
   return r;
 }
 template <class T> inline T iabs(T a) { return a < 0 ? T(T(0) - a) : a; }
+
+// ---- fused loops: global windows read and written at the loop cursor --------------------------
+// A window of at most 2 dimensions with unit column stride (the assembler only fuses those).
+template <class CT, int N, class T>
+PTO_INLINE pto::simd::vec<CT, N> gload(const pto::GTensor<T>& g, const pto::Cursor<CT, N>& cur) {
+  const T* p = g.data + (g.ndim > 1 ? long(cur.r) * g.stride[0] : 0L) + cur.c;
+  return cur.n == N ? pto::simd::load<CT, N>(p) : pto::simd::load_n<CT, N>(p, cur.n);
+}
+template <class CT, int N, class T, class V>
+PTO_INLINE void gstore(const pto::GTensor<T>& g, const pto::Cursor<CT, N>& cur, V v) {
+  T* p = g.data + (g.ndim > 1 ? long(cur.r) * g.stride[0] : 0L) + cur.c;
+  if (cur.n == N) pto::simd::store<T>(p, v);
+  else pto::simd::store_n<T>(p, v, cur.n);
+}
+// Can a loop that loads window `a` and stores window `b` element by element (row-major, same
+// extents) run fused? Yes if they share no bytes, or are the very same window.
+template <class A, class B>
+PTO_INLINE bool fusable_windows(const pto::GTensor<A>& a, const pto::GTensor<B>& b, long vr, long vc) {
+  if (vr <= 0 || vc <= 0) return true;
+  const long ra = a.ndim > 1 ? a.stride[0] : 0, rb = b.ndim > 1 ? b.stride[0] : 0;
+  const char* alo = reinterpret_cast<const char*>(a.data);
+  const char* ahi = reinterpret_cast<const char*>(a.data + (vr - 1) * ra + vc);
+  const char* blo = reinterpret_cast<const char*>(b.data);
+  const char* bhi = reinterpret_cast<const char*>(b.data + (vr - 1) * rb + vc);
+  if (ahi <= blo || bhi <= alo) return true;
+  return sizeof(A) == sizeof(B) && alo == blo && ra == rb;
+}
 
 // ---- task-program helpers ------------------------------------------------------------------
 
