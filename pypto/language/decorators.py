@@ -99,7 +99,8 @@ def _env_of(fn: types.FunctionType, frame_locals: dict[str, Any] | None) -> PyEn
 def _source_of(obj: Any) -> tuple[Source, Any]:
     name = getattr(obj, "__qualname__", repr(obj))
     try:
-        lines, start = inspect.getsourcelines(obj)
+        found = _class_lines(obj) if isinstance(obj, type) else None
+        lines, start = found if found is not None else inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or "<unknown>"
     except (OSError, TypeError):
         raise ParserError(f"cannot read the source code of {name}", None,
@@ -119,6 +120,41 @@ def _source_of(obj: Any) -> tuple[Source, Any]:
     if node is None:
         raise ParserError(f"empty source for {name}")
     return src, node
+
+
+def _class_lines(cls: type) -> tuple[list[str], int] | None:
+    """The source lines of a class, found by the line of one of its methods.
+
+    `inspect.getsourcelines` finds a class by its name only, so two classes of the same name in one
+    file (say, a program defined in two test functions) would both get the first one's body."""
+    import linecache
+
+    hint = None
+    for v in cls.__dict__.values():
+        fn = getattr(v, "fn", v)  # a deferred @pl.function method keeps its function
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            hint = code.co_firstlineno
+            break
+    hint = getattr(cls, "__firstlineno__", None) or hint
+    filename = inspect.getsourcefile(cls)
+    if hint is None or not filename:
+        return None
+    lines = linecache.getlines(filename)
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            last = node.end_lineno or node.lineno
+            if first <= hint <= last and (best is None or first > best[0]):
+                best = (first, last)  # the innermost class holding the line
+    if best is None:
+        return None
+    return lines[best[0] - 1:best[1]], best[0]
 
 
 def _file_lines(filename: str, lines: list[str], start: int) -> list[str]:

@@ -49,8 +49,9 @@ class FlattenCallExpr(FunctionPass):
     """Hoist nested calls into temporaries.
 
     Pre: SSAForm. Post (NoNestedCalls, the verifier's NoNestedCall rule holds): a Call appears only
-    as the whole value of an assignment, evaluation, yield, return or iter_arg init (or as an element
-    of a tuple there / the tuple of a TupleGetItem there); calls inside call arguments (including
+    as the whole value of an assignment, evaluation, yield or return (or as an element of a tuple
+    there / the tuple of a TupleGetItem there); calls in iter_arg init values (later passes treat an
+    init as a plain value: outlining would miss a tensor op there), calls inside call arguments (including
     shape/offset lists), scalar expressions, if conditions, for-loop bounds and while conditions are
     computed by `AssignStmt`s of temporaries named `<hint>__tmp_v<k>` (hint: the op's short name),
     placed right before the statement, innermost first, left to right. The output stays SSA.
@@ -93,7 +94,7 @@ def _needs_work(s: Stmt) -> bool:
     if isinstance(s, ForStmt) and any(has_call(b) for b in (s.start, s.stop, s.step)):
         return True
     if isinstance(s, (ForStmt, WhileStmt)):
-        return any(_nested_call(ia.init_value) for ia in s.iter_args)
+        return any(has_call(ia.init_value) for ia in s.iter_args)
     if isinstance(s, AssignStmt):
         return _nested_call(s.value)
     if isinstance(s, EvalStmt):
@@ -151,7 +152,7 @@ class _Flattener(StmtRewriter):
     def iter_args(self, s: ForStmt | WhileStmt, pre: list[Stmt]) -> tuple[IterArg, ...]:
         out = []
         for ia in s.iter_args:
-            init = self.top(ia.init_value, pre)
+            init = self.any(ia.init_value, pre)
             out.append(ia if init is ia.init_value else IterArg(ia.name, ia.type, init, span=ia.span))
         return tuple(out)
 

@@ -241,9 +241,6 @@ class Diff:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="parser: `return self.k(...)` of a kernel returning a tuple counts as one "
-                   "value ('returns 1 values but declares 2', language/parser/function_parser.py visit of "
-                   "Return); unpacking into names first works")
 def test_return_of_a_call_returning_a_tuple():
     compiled = compile_text(RETURN_TUPLE_CALL)
     x = np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32)
@@ -331,9 +328,5 @@ def test_named_loop_init_in_a_tensor_program():
 
 
 @pytest.mark.parametrize("where", list(NESTED_BODIES))
-@pytest.mark.xfail(strict=True, reason="a tensor op written inside a loop's init_values (FlattenCallExpr leaves a "
-                   "call there by contract) is never outlined into a kernel: orchestration codegen fails with "
-                   "'unsupported value in the orchestration: Call'; inside pl.incore() ConvertTensorToBlockOps "
-                   "fails with \"'acc' is not a tensor value\"; the same op bound to a name first works")
 def test_tensor_op_in_loop_init_values(where: str):
     run_nested_init(NESTED_BODIES[where])

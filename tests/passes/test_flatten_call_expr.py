@@ -100,7 +100,8 @@ def test_if_condition_for_bounds_and_init_values(verified):
             r = pl.yield_(pl.exp(e))
         d1 = pl.tensor.dim(a, 0)
         e1 = pl.exp(r)
-        for i, (acc,) in pl.range(d1 // 16, init_values=(pl.add(e1, r),)):
+        a1 = pl.add(e1, r)  # an init value is a plain value: outlining sees the op as a statement
+        for i, (acc,) in pl.range(d1 // 16, init_values=(a1,)):
             acc2 = pl.yield_(pl.add(acc, r))
         return acc2
 

@@ -342,7 +342,11 @@ class FunctionParser(ExprParser):
                 if self.sig and i < len(self.sig.return_types):
                     t = self.sig.return_types[i]
                     like = t.dtype if isinstance(t, ScalarType) else None
-                vals.append(self.eval_ir(it, "return value", like))
+                got = self.eval(it)
+                if len(items) == 1 and isinstance(got, Expr) and isinstance(got.type, TupleType):
+                    vals = self.unpack_returned_tuple(got, sp)  # `return self.k(...)` of a multi-result call
+                else:
+                    vals.append(to_expr(got, self.span(it), "return value", like))
         assert self.sig is not None
         if self.sig.declared_returns:
             if len(vals) != len(self.sig.return_types):
@@ -354,6 +358,18 @@ class FunctionParser(ExprParser):
             self.sig.return_types = [v.type for v in vals]
         self.emit(ReturnStmt(tuple(vals), span=sp))
         self.returned = True
+
+    def unpack_returned_tuple(self, whole: Expr, sp: Span) -> list[Expr]:
+        """Bind a returned tuple-valued call and return its elements as names (the IR returns values)."""
+        assert isinstance(whole.type, TupleType)
+        tmp = Var("ret_tuple", whole.type, span=sp)
+        self.emit(AssignStmt(tmp, whole, span=sp))
+        out: list[Expr] = []
+        for i in range(len(whole.type.types)):
+            v = Var(f"ret{i}", whole.type.types[i], span=sp)
+            self.emit(AssignStmt(v, TupleGetItem(tmp, i, span=sp), span=sp))
+            out.append(v)
+        return out
 
     # ---- assignments -------------------------------------------------------------------------
 
