@@ -180,8 +180,19 @@ class OrchestrationCodegen:
         elif name in ("tensor.view", "tensor.slice"):
             assert isinstance(rt, TensorType) and result is not None
             src = self.lookup(c.args[0])  # type: ignore[arg-type]
-            v = Value(self.names.fresh(result.name), tensor_t(rt))
-            self.emit(Op("pto.tensor_slice", [v], [src, *self.dims(c.args[2]), *self.dims(c.args[1])]))
+            valid = c.args[3] if len(c.args) > 3 and isinstance(c.args[3], E.MakeTuple) else None
+            if valid is None:
+                v = Value(self.names.fresh(result.name), tensor_t(rt))
+                self.emit(Op("pto.tensor_slice", [v], [src, *self.dims(c.args[2]), *self.dims(c.args[1])]))
+            else:
+                # a window with a valid region: the task sees only the valid part (it must not read past
+                # the tensor); a kernel declaring the full window accepts it (`valid` marks the slice)
+                tt = tensor_t(rt)
+                shape = tuple(d if isinstance(e, E.ConstInt) and e.value == d else None
+                              for d, e in zip(tt.shape, valid.elements))
+                v = Value(self.names.fresh(result.name), TensorT(shape, tt.elem))
+                self.emit(Op("pto.tensor_slice", [v], [src, *self.dims(c.args[2]), *self.dims(valid)],
+                             attrs={"valid": True}))
             self.values[result] = v
         elif name == "tensor.reshape":
             assert isinstance(rt, TensorType) and result is not None

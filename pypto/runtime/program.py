@@ -52,6 +52,22 @@ class ProgramHandle:
             raw = lib.pto_program_kernel_name(i)
             self.kernel_names[i] = raw.decode() if raw else f"kernel {i}"
         self.scratch_bytes = int(lib.pto_program_scratch_bytes())
+        # optional: programs built by the CPU assembler report kernel errors (e.g. out-of-bounds windows)
+        self._kerr = getattr(lib, "pto_program_kernel_error", None)
+        self._kerr_clear = getattr(lib, "pto_program_clear_kernel_error", None)
+        if self._kerr is not None:
+            self._kerr.restype = ctypes.c_char_p
+
+    def take_kernel_error(self) -> str | None:
+        """The first error a kernel reported since the last call (None if none), and clear it."""
+        if self._kerr is None:
+            return None
+        raw = self._kerr()
+        if raw is None:
+            return None
+        if self._kerr_clear is not None:
+            self._kerr_clear()
+        return raw.decode(errors="replace")
 
     @property
     def num_kernels(self) -> int:

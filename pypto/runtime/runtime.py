@@ -137,11 +137,17 @@ class Runtime:
         params, keep = pack_args(args, kinds)
         err = ctypes.create_string_buffer(_ERR_LEN)
         with self._lock:
+            prog.take_kernel_error()  # a stale one from an earlier run that raised elsewhere
             rc = self._lib.pto_rt_run_program(self.handle, ctypes.byref(prog.table), params, len(args),
                                               RUN_TRACE if trace else 0, err, _ERR_LEN)
             result = self._result(trace, prog.kernel_names)
+            kerr = prog.take_kernel_error()
         del keep
         _raise_on(rc, err, result)
+        if kerr is not None:
+            e = TaskGraphError(kerr)
+            e.result = result  # type: ignore[attr-defined]
+            raise e
         return result
 
     def run_graph(self, graph: TaskGraph | PackedGraph, *, trace: bool = False) -> RunResult:

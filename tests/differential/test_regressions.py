@@ -213,9 +213,6 @@ def test_view_with_valid_shape_whole_blocks():
 
 
 @pytest.mark.parametrize("rows", [37, 5])
-@pytest.mark.xfail(strict=True, reason="pl.view's valid_shape is dropped (ops/memory.py _view_rule returns a "
-                   "plain TensorType; codegen/orchestration.py slices the full window), so the ragged last "
-                   "block's view runs past the tensor: 'a view is out of bounds' on cpu and interp")
 def test_view_with_valid_shape_for_a_ragged_last_block(rows: int):
     run_ragged_view(rows)
 

@@ -75,6 +75,10 @@ class KernelEmitter(FuncEmitter):
         self.cpp_name = cpp_name
         self.views: dict[int, tuple[str, list[str], list[str], str]] = {}
         self.valid_names: dict[int, tuple[str, str]] = {}
+        self.params: dict[int, tuple[int, str]] = {}  # pointer parameter -> (argument index, name)
+        self.view_ext: dict[int, tuple[list[str], str]] = {}  # tensor view -> (run-time extents, name)
+        self.windows: dict[int, tuple[list[str], list[str], list[str], str]] = {}  # partition -> ext, offs, sizes
+        self.checked: set[int] = set()  # loads/stores whose bounds check is emitted
         self.fuser = Fuser(self) if fuse else None
 
     def run_ops(self, ops: list[Op]) -> None:
@@ -104,6 +108,7 @@ class KernelEmitter(FuncEmitter):
             if isinstance(t, PtrT):
                 ct = cpp_type(t.elem, self.where())
                 self.line(f"{ct}* const {self.name(a)} = static_cast<{ct}*>(args[{i}].t.data);")
+                self.params[id(a)] = (i, a.name)
             elif isinstance(t, ScalarT):
                 ct = cpp_type(t.name, self.where())
                 field = "f" if t.name.startswith("f") or t.name == "bf16" else "i"
@@ -149,6 +154,12 @@ class KernelEmitter(FuncEmitter):
         ptr, *rest = op.operands
         shape, strides = rest[: t.rank], rest[t.rank:]
         self.views[id(r)] = (self.name(ptr), [self.name(v) for v in shape], [self.name(v) for v in strides], t.elem)
+        p = self.params.get(id(ptr))
+        if p is not None:  # bounds come from the tensor actually passed (a ragged view may be smaller)
+            i, pname = p
+            ext = [f"(args[{i}].t.ndim == {t.rank} ? long(args[{i}].t.shape[{k}]) : long({self.name(v)}))"
+                   for k, v in enumerate(shape)]
+            self.view_ext[id(r)] = (ext, pname)
 
     def op_partition_view(self, op: Op) -> None:
         r = op.result
@@ -163,6 +174,33 @@ class KernelEmitter(FuncEmitter):
         szs = ", ".join(f"long({self.name(s)})" for s in sizes)
         sts = ", ".join(f"long({s})" for s in strides)
         self.line(f"const pto::GTensor<{ct}> {self.name(r)}({ptr} + ({off}), {{{szs}}}, {{{sts}}});")
+        ve = self.view_ext.get(id(view))
+        if ve is not None:
+            self.windows[id(r)] = (ve[0], [self.name(o) for o in offs], [self.name(z) for z in sizes], ve[1])
+
+    def window_check(self, op: Op) -> None:
+        """Before a TLOAD/TSTORE: fail the kernel (not the process) if it would touch memory outside
+        the tensor (offsets and valid extents are run-time values)."""
+        load = op.name == "pto.tload"
+        g, tile = (op.ins[0], op.outs[0]) if load else (op.outs[0], op.ins[0])
+        w = self.windows.get(id(g))
+        if w is None or not w[1] or id(op) in self.checked:
+            return
+        self.checked.add(id(op))
+        ext, offs, sizes, pname = w
+        nd = len(offs)
+        tn = self.name(tile)
+        vr, vc = f"long({tn}.vr)", f"long({tn}.vc)"
+        if op.attrs.get("transpose"):
+            vr, vc = vc, vr
+        what = ("a load" if load else "a store") + (" (transposed)" if op.attrs.get("transpose") else "")
+        self.line(f"{{ const long e_[] = {{{', '.join(ext)}}}, o_[] = {{{', '.join(f'long({o})' for o in offs)}}}, "
+                  f"s_[] = {{{', '.join(f'long({z})' for z in sizes)}}};")
+        self.line(f"  if (!glue::window_in_bounds({nd}, e_, o_, s_, {vr}, {vc})) {{ char b0[160], b1[160], b2[160]; "
+                  f"kfail(\"kernel %s: %s of %ld x %ld elements at offsets %s (window %s) is outside tensor '%s' "
+                  f"of shape %s\", \"{self.func.name}\", \"{what}\", {vr}, {vc}, glue::fmt_dims(b0, 160, {nd}, o_), "
+                  f"glue::fmt_dims(b1, 160, {nd}, s_), \"{pname}\", glue::fmt_dims(b2, 160, {nd}, e_)); "
+                  f"pto::stream_fence(); return; }} }}")
 
     def note_tile(self, op: Op) -> tuple[str, str, int]:
         """Record an alloc_tile's valid extents (as C++ text) and arena offset before it is emitted, so
@@ -192,9 +230,11 @@ class KernelEmitter(FuncEmitter):
 
     def op_tload(self, op: Op) -> None:
         fn = "TLOAD_T" if op.attrs.get("transpose") else "TLOAD"
+        self.window_check(op)
         self.line(f"pto::{fn}({self.name(op.outs[0])}, {self.name(op.ins[0])});")
 
     def op_tstore(self, op: Op) -> None:
+        self.window_check(op)
         self.line(f"pto::TSTORE({self.name(op.outs[0])}, {self.name(op.ins[0])});")
 
     def op_tmov(self, op: Op) -> None:

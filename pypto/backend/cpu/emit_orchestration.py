@@ -92,6 +92,7 @@ class OrchestrationEmitter(FuncEmitter):
         super().__init__(func)
         self.kernel_ids = kernel_ids
         self.kernel_shapes = kernel_shapes or {}
+        self.valid_slices: set[int] = set()  # tensor_slice results marked `valid` (see codegen)
         self.slots = return_slots(func)
         self.nparams = len(func.args)
         self.n_outputs = sum(1 for s in self.slots if s.output is not None)
@@ -186,6 +187,8 @@ class OrchestrationEmitter(FuncEmitter):
         nd = len(t.shape)
         offs, sizes = rest[:nd], rest[nd:]
         n = self.name(r)
+        if op.attrs.get("valid"):
+            self.valid_slices.add(id(r))
         self.line(f"pto_tensor {n};")
         self.line(f"{{ const int64_t off[] = {self._ints(offs)}; const int64_t sz[] = {self._ints(sizes)};")
         self.line(f"  if (!glue::slice(&{self.name(src)}, {nd}, off, sz, &{n})) return glue::fail(api, rt, "
@@ -228,12 +231,14 @@ class OrchestrationEmitter(FuncEmitter):
         for k, (v, shp) in enumerate(zip(op.operands, shapes)):
             if shp is None or not isinstance(v.type, TensorT):
                 continue
+            # the valid part of a window may be smaller than the kernel's extent (its loads check bounds)
+            ne, want = (">", "at most") if id(v) in self.valid_slices else ("!=", "")
             for ax, ext in enumerate(shp):
                 if ext is None or (ax < len(v.type.shape) and v.type.shape[ax] == ext):
                     continue  # dynamic in the kernel, or statically known to match
-                self.line(f"if ({self.name(v)}.shape[{ax}] != {ext}) return glue::fail(api, rt, \"%s: argument "
-                          f"{k} has extent %lld on axis {ax}, the kernel expects {ext}\", \"{callee.name}\", "
-                          f"{self.name(v)}.shape[{ax}]);")
+                self.line(f"if ({self.name(v)}.shape[{ax}] {ne} {ext}) return glue::fail(api, rt, \"%s: argument "
+                          f"{k} has extent %lld on axis {ax}, the kernel expects {want + ' ' if want else ''}{ext}\", "
+                          f"\"{callee.name}\", {self.name(v)}.shape[{ax}]);")
         self.line(f"{{ const pto_arg a[] = {{{', '.join(items)}}};")
         self.line(f"  if (api->submit(rt, {kid}, a, {len(items)}) < 0) return 1; }}  // {callee.name}")
 

@@ -213,6 +213,8 @@ class Fuser:
             return
         loads = [o for o in g.ops if short(o) == "tload"]
         stores = [o for o in g.ops if short(o) == "tstore"]
+        for o in loads + stores:  # the fused loop touches the windows directly: bounds first
+            em.window_check(o)
         k0 = key_tile(g.ops[0])
         k0n = em.name(k0)
         guard = [f"glue::fusable_windows({em.name(ld.ins[0])}, {em.name(st.outs[0])}, {k0n}.vr, {k0n}.vc)"

@@ -38,6 +38,20 @@ class AssembledProgram:
     per_kernel: dict[str, str] = field(default_factory=dict)  # kernel -> its C++ function
 
 
+# A kernel cannot fail its run (it returns nothing), so the first kernel error of a run is kept here
+# and `Runtime.run_program` raises it once the run is over (see ProgramHandle.take_kernel_error).
+_KERNEL_ERROR = [
+    "std::atomic<int> g_kerr{0};  // 0 none, 1 being written, 2 set",
+    "char g_kerr_msg[768];",
+    "__attribute__((format(printf, 1, 2), cold)) void kfail(const char* fmt, ...) {",
+    "  int none = 0;",
+    "  if (!g_kerr.compare_exchange_strong(none, 1)) return;",
+    "  va_list ap; va_start(ap, fmt); std::vsnprintf(g_kerr_msg, sizeof g_kerr_msg, fmt, ap); va_end(ap);",
+    "  g_kerr.store(2, std::memory_order_release);",
+    "}",
+]
+
+
 def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None) -> AssembledProgram:
     kfuncs: list[Func] = []
     for kname in sorted(kernels):
@@ -48,7 +62,8 @@ def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None
     layout = SpaceLayout.of(kfuncs)
     ids = {f.name: i for i, f in enumerate(kfuncs)}
     parts = ["#define PTO_STREAM_DEFER_FENCE 1  // each kernel fences its streaming stores once, at its end",
-             '#include "pto/pto.hpp"', '#include "pto_glue.hpp"', "", "namespace {", ""]
+             '#include "pto/pto.hpp"', '#include "pto_glue.hpp"', "#include <atomic>", "#include <cstdarg>", "",
+             "namespace {", "", *_KERNEL_ERROR, ""]
     per_kernel = {}
     for i, f in enumerate(kfuncs):
         text = KernelEmitter(f, layout, f"kernel_{i}").emit()
@@ -83,6 +98,9 @@ def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None
         f"PTO_EXPORT pto_kernel_fn pto_program_kernel(int32_t i) {{ return i >= 0 && i < {n} ? kKernels[i] : "
         "nullptr; }",
         f"PTO_EXPORT int64_t pto_program_scratch_bytes(void) {{ return {layout.total}; }}",
+        "PTO_EXPORT const char* pto_program_kernel_error(void) {",
+        "  return g_kerr.load(std::memory_order_acquire) == 2 ? g_kerr_msg : nullptr; }",
+        "PTO_EXPORT void pto_program_clear_kernel_error(void) { g_kerr.store(0, std::memory_order_release); }",
         "",
     ]
     return AssembledProgram(name, "\n".join(parts), [f.name for f in kfuncs], layout, entry, slots, per_kernel)

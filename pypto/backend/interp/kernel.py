@@ -126,6 +126,8 @@ class KernelExecutor(Executor):
         if not isinstance(ptr, np.ndarray):
             raise InterpError(f"%{op.operands[0].name} is not a tensor argument")
         dims = [int(x) for x in self.vals(op.operands[1:])]
+        if ptr.ndim == t.rank:  # the valid part of a larger window is passed smaller: bounds are the array's
+            dims[: t.rank] = [min(d, e) for d, e in zip(dims[: t.rank], ptr.shape)]
         view = strided_view(ptr, tuple(dims[: t.rank]), tuple(dims[t.rank:]), "pto.make_tensor_view")
         self.env[op.results[0]] = Window(view, op.operands[0].name)
 

@@ -102,6 +102,35 @@ PTO_INLINE bool fusable_windows(const pto::GTensor<A>& a, const pto::GTensor<B>&
   return sizeof(A) == sizeof(B) && alo == blo && ra == rb;
 }
 
+// ---- kernel memory safety ---------------------------------------------------------------------
+// Does a TLOAD/TSTORE of `vr` x `vc` elements (rows flattened over the window's leading dims, as
+// GTensor::row_offset walks them) at window offsets `off` / extents `sz` stay inside a tensor of
+// extents `ext`? Offsets and sizes are run-time values, so kernels check before touching memory.
+inline bool window_in_bounds(int nd, const long* ext, const long* off, const long* sz, long vr, long vc) {
+  if (vr <= 0 || vc <= 0) return true;
+  if (nd <= 0) return vr == 1 && vc == 1;
+  for (int k = 0; k < nd; ++k)
+    if (off[k] < 0) return false;
+  if (off[nd - 1] + vc > ext[nd - 1]) return false;
+  if (nd == 1) return vr == 1;
+  long inner = 1;  // rows of the window below dimension d
+  for (int d = nd - 2; d >= 0; --d) {
+    long top = (vr - 1) / inner;  // the largest index the access reaches in dimension d
+    if (d > 0 && top > sz[d] - 1) top = sz[d] - 1;
+    if (off[d] + top + 1 > ext[d]) return false;
+    inner *= sz[d] > 0 ? sz[d] : 1;
+  }
+  return true;
+}
+
+// "[a, b, ...]" of `n` longs into `buf` (for error messages).
+inline const char* fmt_dims(char* buf, int cap, int n, const long* v) {
+  int k = std::snprintf(buf, cap, "[");
+  for (int i = 0; i < n && k < cap; ++i) k += std::snprintf(buf + k, cap - k, i ? ", %ld" : "%ld", v[i]);
+  if (k < cap) std::snprintf(buf + k, cap - k, "]");
+  return buf;
+}
+
 // ---- task-program helpers ------------------------------------------------------------------
 
 inline bool slice(const pto_tensor* base, int nd, const int64_t* off, const int64_t* sz, pto_tensor* out) {
