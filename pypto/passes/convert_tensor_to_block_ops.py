@@ -57,6 +57,7 @@ from pypto.ops.registry import Level, OpDef
 from .base import IRProperty, Pass, PassContext, PassError
 from .ir_utils import make_body, make_else
 from .outline_utils import bind_value_calls, block_of, flatten_items, is_kernel, rewrite_kernel_calls
+from .full_reductions import lower_full_reductions
 from .tiling import DYNAMIC_HINT, TileVal, Window, add_index, build_tiled_body, lower, plan_tiling, zeros
 
 Vec, Mat = MemorySpace.Vec, MemorySpace.Mat
@@ -72,6 +73,8 @@ class ConvertTensorToBlockOps(Pass):
 
     def run(self, program: Program, ctx: PassContext) -> Program:
         capacity = ctx.target.capacity(Vec)
+        caps = {sp: ctx.target.capacity(sp) for sp in (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right,
+                                                       MemorySpace.Acc)}
         fns: dict[str, Function] = {}
         new_outs: dict[str, list[Var]] = {}
         for f in program.functions:
@@ -84,10 +87,11 @@ class ConvertTensorToBlockOps(Pass):
             if body is not f.body:
                 g = Function(f.name, f.params, f.param_directions, f.return_types, body, f.func_type, span=f.span)
             conv = KernelConverter(g)
-            plan = plan_tiling(g, capacity)
+            plan = plan_tiling(g, capacity, caps)
             items, outs = build_tiled_body(conv, g, plan) if plan is not None else conv.whole_body()
             new = conv.function(items, outs)
             fns[f.name] = f if not outs and structural_equal(new, g) else new  # tile code is kept as written
+            fns[f.name] = lower_full_reductions(fns[f.name])
             if outs:
                 new_outs[f.name] = outs
         out = [rewrite_kernel_calls(f, fns, new_outs) if not is_kernel(f) else f for f in fns.values()]
@@ -113,6 +117,26 @@ class _Remap(IRMutator):
             raise PassError(f"{var.name} is a view of a kernel parameter; it cannot be used here as a whole tensor",
                             var.span, hint="load the view with pl.load(...) first")
         return v.tensor
+
+
+# ops whose kernel-level result is still a region of a DDR tensor (a Window), not a tile
+_WINDOW_OPS = frozenset({"block.store", "tile.store", "tensor.view", "tensor.slice", "tensor.assemble",
+                         "tensor.reshape"})
+
+
+def _computed_yields(s: ForStmt | WhileStmt) -> set[int]:
+    """Indices of iter_args the loop body yields a computed value for (defined in the body by an op
+    that makes a tile): a tensor init of those is carried as a tile."""
+    body = stmt_list(s.body)
+    if not body or not isinstance(body[-1], YieldStmt):
+        return set()
+    defs = {st.var: st.value for st in body if isinstance(st, AssignStmt)}
+    out = set()
+    for k, e in enumerate(body[-1].values):
+        d = defs.get(e) if isinstance(e, Var) else None
+        if isinstance(d, Call) and isinstance(d.type, TensorType) and d.op_name not in _WINDOW_OPS:
+            out.add(k)
+    return out
 
 
 class KernelConverter:
@@ -363,12 +387,13 @@ class KernelConverter:
 
     # ---- control flow -----------------------------------------------------------------------
 
-    def carried(self, init: Expr, ia: IterArg, span: Span) -> tuple[Expr, object]:
-        """(the converted init value, how the iter_arg is carried: 'tensor' root, a tile space, None)."""
+    def carried(self, init: Expr, ia: IterArg, span: Span, computed: bool = False) -> tuple[Expr, object]:
+        """(the converted init value, how the iter_arg is carried: 'tensor' root, a tile space, None).
+        `computed`: the loop yields a computed value for it, so a tensor init is loaded as a tile."""
         v = self.value(init)
         if v is None:
             return self.remap.visit(init), None
-        if isinstance(v, Window) and v.full:
+        if isinstance(v, Window) and v.full and not computed:
             return v.tensor, ("tensor", v)
         t = self.as_tile(init, v.var.type.space if isinstance(v, TileVal) else Vec, span=span)
         return t, ("tile", t.type.space)
@@ -398,8 +423,9 @@ class KernelConverter:
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
         hows, new_ias = [], []
-        for ia in s.iter_args:
-            init, how = self.carried(ia.init_value, ia, s.span)
+        computed = _computed_yields(s)
+        for k, ia in enumerate(s.iter_args):
+            init, how = self.carried(ia.init_value, ia, s.span, k in computed)
             t = init.type if how is not None else ia.type
             new_ias.append(ia if (how is None and init is ia.init_value) else IterArg(ia.name, t, init, span=ia.span))
             hows.append(how)

@@ -5,8 +5,8 @@ Two parts: `lower`, the rule that turns one tensor op of a kernel into tile ops 
 reductions, broadcasts), and the row tiling of row-local kernels.
 
 A kernel whose tensor ops are all *row-local* — elementwise, tile x scalar, unary, cast, row
-reductions and row broadcasts on the last axis, column broadcasts of a [1, N] operand, expands —
-over rank-2 tensors that share their leading dimension R (or have a leading 1) computes each row
+reductions and row broadcasts on the last axis, column broadcasts of a [1, N] operand, expands,
+and `matmul(x, W)` with W a static parameter (loaded whole in every block) — over rank-2 tensors that share their leading dimension R (or have a leading 1) computes each row
 on its own. When R is dynamic, or the tiles of the whole tensors would not fit the target's Vec
 memory with 2x headroom, it runs as a loop over blocks of `rb` rows:
 
@@ -318,6 +318,7 @@ class TilePlan:
     rows_param: Var | None  # a tensor parameter whose dimension 0 is R (read with tensor.dim when dynamic)
     rb: int
     ragged: bool  # the last block may be partial (dynamic R, or R not a multiple of rb)
+    whole: frozenset[Var] = frozenset()  # parameters loaded whole in every block (matmul weights)
 
     @property
     def static_rows(self) -> int | None:
@@ -332,19 +333,35 @@ def _pow2_floor(n: int) -> int:
     return 1 << (n.bit_length() - 1) if n >= 1 else 0
 
 
-def plan_tiling(fn: Function, capacity: int) -> TilePlan | None:
-    """The tiling of a row-local kernel that needs it; None for whole-tensor tiles."""
+def _row_local_matmul(c: Call, fn: Function) -> bool:
+    """`matmul(rows, W)`: row i of the result needs row i of the left operand and all of W, a static
+    rank-2 parameter loaded whole in every block (no transposes, no accumulator input)."""
+    if c.op_name != "tensor.matmul" or any(c.kwarg(k) for k in ("a_trans", "b_trans")):
+        return False
+    w = c.args[1]
+    return (isinstance(w, Var) and w in fn.params and isinstance(w.type, TensorType) and w.type.rank == 2
+            and all(isinstance(d, ConstInt) for d in w.type.shape))
+
+
+def plan_tiling(fn: Function, capacity: int, caps: dict[MemorySpace, int] | None = None) -> TilePlan | None:
+    """The tiling of a row-local kernel that needs it; None for whole-tensor tiles. `caps` are the
+    target's capacities of the cube spaces (for `matmul(rows, W)`; without them matmul is not tiled)."""
     body = stmt_list(fn.body)
     if not body or not isinstance(body[-1], ReturnStmt):
         return None
     values: list[Var] = []  # tensor values the kernel computes
     reduced: list[Var] = []  # inputs of row reductions (each needs a scratch tile)
+    matmuls: list[Call] = []
     for s in body[:-1]:
         if not isinstance(s, AssignStmt):
             return None
         v = s.value
         if isinstance(v, Call):
             if v.op_name == "tensor.dim" and isinstance(s.var.type, ScalarType):
+                continue
+            if caps is not None and _row_local_matmul(v, fn) and isinstance(s.var.type, TensorType):
+                matmuls.append(v)
+                values.append(s.var)
                 continue
             if v.op_name not in ROW_LOCAL_OPS or not isinstance(s.var.type, TensorType):
                 return None
@@ -354,7 +371,10 @@ def plan_tiling(fn: Function, capacity: int) -> TilePlan | None:
         elif not isinstance(s.var.type, ScalarType):
             return None
     used = use_counts(fn.body)
-    params = [p for p in fn.params if isinstance(p.type, TensorType) and used[p]]
+    weights = {m.args[1] for m in matmuls}
+    if any(sum(1 for m in matmuls if m.args[1] is w) != used[w] for w in weights):
+        return None  # a weight also used row by row: not a row-parallel kernel
+    params = [p for p in fn.params if isinstance(p.type, TensorType) and used[p] and p not in weights]
     tensors = params + values
     if not values or any(t.type.rank != 2 for t in tensors):
         return None
@@ -385,9 +405,28 @@ def plan_tiling(fn: Function, capacity: int) -> TilePlan | None:
             per_row += nbytes
     budget = capacity // 2
     static = rows.value if isinstance(rows, ConstInt) else None
-    if static is not None and static * per_row + fixed <= budget:
+    # the cube spaces: per matmul a [rows, K] Left tile (through Mat), a whole [K, N] Right tile
+    # (through Mat) and a [rows, N] Acc tile; each space's own budget bounds the rows of a block
+    cube: dict[MemorySpace, list[int]] = {}  # space -> [bytes per row, fixed bytes]
+    for m in matmuls:
+        k, n = (d.value for d in m.args[1].type.shape)
+        eb = m.args[1].type.dtype.bits // 8
+        for sp, pr, fx in ((Mat, k * eb, k * n * eb), (Left, k * eb, 0), (Right, 0, k * n * eb), (Acc, n * 4, 0)):
+            cube.setdefault(sp, [0, 0])
+            cube[sp][0] += pr
+            cube[sp][1] += fx
+    limits = []
+    for sp, (pr, fx) in cube.items():
+        cap = (caps or {}).get(sp, 0) // 2
+        if fx > cap:
+            return None  # the weight does not fit its space whole: keep whole tiles (the capacity error explains)
+        if pr:
+            limits.append((cap - fx) // pr)
+    if static is not None and static * per_row + fixed <= budget and all(static <= lim for lim in limits):
         return None  # fits as whole-tensor tiles
     rb = _pow2_floor((budget - fixed) // per_row) if per_row else 0
+    for lim in limits:
+        rb = min(rb, _pow2_floor(lim))
     if static is not None:
         rb = min(rb, _pow2_floor(static))
     if rb < 1:
@@ -396,7 +435,7 @@ def plan_tiling(fn: Function, capacity: int) -> TilePlan | None:
                         hint="split the columns in the orchestration (pl.view) or write the kernel with explicit tiles")
     rows_param = next((p for p in params if dim_eq(p.type.shape[0], rows) is True), None)
     ragged = static is None or static % rb != 0
-    return TilePlan(rows, rows_param, rb, ragged)
+    return TilePlan(rows, rows_param, rb, ragged, frozenset(weights))
 
 
 def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var]]:
@@ -432,7 +471,9 @@ def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var
         cols = p.type.shape[1]
         slot: list = []
         inner.append(slot)
-        if p.type.rank == 2 and _is_one(p.type.shape[0]):
+        if p in plan.whole:  # a matmul weight: loaded whole in every block
+            conv.bind(p, Window(p, p, (zero, zero), p.type.shape, None, slot))
+        elif p.type.rank == 2 and _is_one(p.type.shape[0]):
             conv.bind(p, Window(p, p, (zero, zero), (ConstInt(1), cols), None, slot))
         elif p.type.rank == 2:
             vshape = (valid, cols) if valid is not None else None

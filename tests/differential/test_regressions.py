@@ -278,10 +278,6 @@ def test_incore_loop_from_a_local_tensor():
     run_incore_loop("t0")
 
 
-@pytest.mark.xfail(strict=True, reason="limitation: inside a `with pl.incore()` scope a loop carrying a tensor "
-                   "that starts as a kernel parameter is rejected ('a loop-carried tensor of a kernel must stay a "
-                   "parameter', passes/convert_tensor_to_block_ops.py _yield_value); the same loop outside the "
-                   "scope, or started from a local tensor, compiles")
 def test_incore_loop_from_a_parameter():
     run_incore_loop("x0")
 

@@ -792,14 +792,29 @@ def test_dynamic_shape_in_a_kernel_that_cannot_be_tiled():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, a: pl.Tensor[[M, 32], pl.FP16], b: pl.Tensor[[32, 32], pl.FP16]) -> pl.Tensor[[M, 32], pl.FP32]:
-            c = pl.matmul(a, b)
+        def k(self, a: pl.Tensor[[M, 32], pl.FP16], b: pl.Tensor[[32, 32], pl.FP16]) -> pl.Tensor[[32, 32], pl.FP32]:
+            c = pl.matmul(a, b, a_trans=True)  # every row of the result reads every row of a
             return c
 
     with pytest.raises(PassError) as ei:
         ConvertTensorToBlockOps()(Before, CTX)
     msg = str(ei.value)
-    assert "tile shapes must be static" in msg and "c = pl.matmul(a, b)" in msg and "pl.load" in msg
+    assert "tile shapes must be static" in msg and "c = pl.matmul(a, b, a_trans=True)" in msg and "pl.load" in msg
+
+
+def test_matmul_with_a_static_weight_is_tiled_over_rows(verified):
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[M, 32], pl.FP16], b: pl.Tensor[[32, 32], pl.FP16]) -> pl.Tensor[[M, 32], pl.FP32]:
+            c = pl.matmul(a, b)
+            return c
+
+    after = ConvertTensorToBlockOps()(Before, CTX)
+    verified(after)
+    text = ir.python_print(after)
+    assert "pl.range(0, rows" in text and "valid_rows" in text
+    assert "pl.block.load(b, [0, 0], [32, 32]" in text  # the weight: whole, in every block
 
 
 def test_dynamic_tile_shape_of_a_creation():
