@@ -17,9 +17,9 @@ from __future__ import annotations
 from pypto.ir.expr import Call, ConstInt, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.node import replace
+from pypto.ir.op import create_op_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType
-from pypto.ir.op import create_op_call
 
 from .ir_utils import StmtRewriter
 
