@@ -215,6 +215,41 @@ class Fuser:
         stores = [o for o in g.ops if short(o) == "tstore"]
         for o in loads + stores:  # the fused loop touches the windows directly: bounds first
             em.window_check(o)
+        rest = [o for o in g.ops if short(o) != "tstore"]
+        if stores and rest and self.stores_last(g):
+            # a large store streams (TSTORE): compute fused into the tiles, then store; small ones
+            # are written from the fused loop
+            cond = " || ".join(f"pto::would_stream({em.name(st.outs[0])}, {em.name(st.ins[0])}.vr, "
+                               f"{em.name(st.ins[0])}.vc)" for st in stores)
+            em.line(f"if ({cond}) {{")
+            em.depth += 1
+            self.emit(Group(rest))
+            for op in stores:
+                em.op(op)
+            em.depth -= 1
+            em.line("} else {")
+            em.depth += 1
+            self.guarded(g, loads, stores)
+            em.depth -= 1
+            em.line("}")
+        else:
+            self.guarded(g, loads, stores)
+
+    def stores_last(self, g: Group) -> bool:
+        """Can the run's stores move after it? Yes when no later instruction of the run rewrites
+        a stored tile (the store must see the value the tile had at the store)."""
+        for k, op in enumerate(g.ops):
+            if short(op) != "tstore":
+                continue
+            r = self.region(op.ins[0])
+            for later in g.ops[k + 1:]:
+                d = dst_tile(later)
+                if d is not None and (r is None or _overlap(self.region(d) or r, r)):
+                    return False
+        return True
+
+    def guarded(self, g: Group, loads: list[Op], stores: list[Op]) -> None:
+        em = self.em
         k0 = key_tile(g.ops[0])
         k0n = em.name(k0)
         guard = [f"glue::fusable_windows({em.name(ld.ins[0])}, {em.name(st.outs[0])}, {k0n}.vr, {k0n}.vc)"

@@ -447,6 +447,27 @@ template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S&
 }
 template <class T, class S> PTO_INLINE void TSTORE(const GTensor<T>& g, const S& src) { TSTORE(g, src, StoreMode::Auto); }
 
+// Would TSTORE(g, tile of vr x vc) with StoreMode::Auto use streaming stores (as things stand now)?
+// A pure query (notes nothing): code that writes a window element by element uses it to hand
+// large stores to TSTORE instead (ordinary stores read every line first: a third more traffic).
+template <class T> PTO_INLINE bool would_stream(const GTensor<T>& g, long vr, long vc) {
+#if defined(PTO_STREAM_STORES)
+  if (g.col_stride() != 1 || vr <= 0 || vc <= 0) return false;
+  long rs;
+  const bool uni = g.uniform_rows(&rs);
+  const long row_bytes = long(sizeof(T)) * vc, total = row_bytes * vr;
+  const bool flat = vr == 1 || (uni && rs == vc);
+  const long min_total = stream_store_min_bytes();
+  if ((flat ? total : row_bytes) < kStreamMinRun || min_total < 0 || total < min_total) return false;
+  uintptr_t lo, hi;
+  detail::window_span(g, vr, vc, &lo, &hi);
+  return !detail::recently_used(lo, hi);
+#else
+  (void)g; (void)vr; (void)vc;
+  return false;
+#endif
+}
+
 // ---- tile <-> tile -----------------------------------------------------------------------------------
 template <class D, class S> PTO_INLINE void TMOV(D& dst, const S& src) { detail::move<false>(dst, src); }
 template <class D, class S> PTO_INLINE void TMOV_T(D& dst, const S& src) { detail::move<true>(dst, src); }
