@@ -275,7 +275,7 @@ class FunctionParser(ExprParser):
             raise UnsupportedFeatureError(f"'{type(node).__name__}' statements are not supported in kernels",
                                           self.span(node), hint=_SUPPORTED)
         try:
-            m(node, is_last) if type(node).__name__ in ("Expr", "Assign", "AnnAssign") else m(node)
+            m(node, is_last) if type(node).__name__ in ("Expr", "Assign", "AnnAssign", "If") else m(node)
         except ParserError:
             raise
         except AnnotationError as e:
@@ -797,12 +797,13 @@ class FunctionParser(ExprParser):
 
     # ---- if ----------------------------------------------------------------------------------
 
-    def st_If(self, node: ast.If) -> None:
+    def st_If(self, node: ast.If, is_last: bool = False) -> None:
         sp = self.span(node)
         c = self.eval(node.test)
-        if not isinstance(c, Expr):  # compile-time condition: keep only the taken branch
-            for s in (node.body if c else node.orelse):
-                self.stmt(s, is_last=False)
+        if not isinstance(c, Expr):  # compile-time condition: keep only the taken branch, in place
+            taken = node.body if c else node.orelse
+            for i, s in enumerate(taken):
+                self.stmt(s, is_last=is_last and i == len(taken) - 1)
             return
         self._check_condition(c, node.test)
         then_ctx = _YieldCtx("if", None)

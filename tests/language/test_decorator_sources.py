@@ -1,4 +1,4 @@
-"""Two @pl.program classes with the same name in one file each parse their own body."""
+"""Where the parser reads a kernel from: the right class among same-named ones, compile-time ifs."""
 
 import pypto.language as pl
 from pypto import ir
@@ -49,3 +49,22 @@ def test_error_locations_point_into_the_right_class():
         bad()
     assert "undefined_name" in str(e.value)
     assert f"{__file__.rsplit('/', 1)[-1]}:{bad.__code__.co_firstlineno + 5}" in str(e.value)
+
+
+def test_compile_time_if_keeps_the_taken_branch_in_place():
+    """A Python-constant `if` inlines its taken branch, so a yield there is the last statement of the
+    enclosing loop body (a common way to write variants of one kernel)."""
+    for variant in (0, 1):
+        @pl.function
+        def f(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            for i, (acc,) in pl.range(4, init_values=(x,)):
+                if variant == 0:  # noqa: B023 (read when the decorator parses, inside the iteration)
+                    out = pl.yield_(pl.add(acc, 1.0))
+                else:
+                    out = pl.yield_(pl.mul(acc, 2.0))
+            return out
+
+        text = ir.python_print(f)
+        assert ("add_scalar(acc, 1.0)" in text) == (variant == 0)
+        assert ("mul_scalar(acc, 2.0)" in text) == (variant == 1)
+        assert "if " not in text
