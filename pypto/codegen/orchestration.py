@@ -126,6 +126,11 @@ class OrchestrationCodegen:
         elif isinstance(s, ReturnStmt):
             vals = []
             for v in s.values:
+                if isinstance(v.type, ScalarType):
+                    raise CompileError("the entry function returns a scalar; a compiled program returns tensors",
+                                       v.span if v.span.is_known else s.span,
+                                       hint="write the value into an output tensor (pl.tensor.write(out, [0], v) "
+                                            "on a pl.Out[pl.Tensor[[1], ...]] parameter) and return that")
                 if isinstance(v, E.Call):  # `return self.k(...)` without a temporary
                     tmp = E.Var("ret", v.type, span=v.span)
                     self.call(v, tmp)

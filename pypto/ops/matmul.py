@@ -37,6 +37,20 @@ def _mm_shapes(name: str, lhs, rhs, a_trans: bool = False, b_trans: bool = False
     return m, k, n
 
 
+_ROLE_SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right}
+
+
+def _spaces(name: str, **tiles) -> None:
+    """The cube unit reads Left / Right tiles (a Right tile has the packed layout the unit needs)."""
+    for role, t in tiles.items():
+        want = _ROLE_SPACE[role]
+        have = getattr(t, "memory_space", None)  # unset: decided later
+        if have is not None and have is not want:
+            raise OpError(f"{name}: {role} must be a {want.name} tile, got a {have.name} tile",
+                          hint=f"load it with target_memory=pl.Mem.{want.name}, or move it: "
+                               f"pl.move(t, target_memory=pl.Mem.{want.name})")
+
+
 def _tile_valid(name, lhs, rhs):
     lv, rv = lhs.valid_shape, rhs.valid_shape
     return (lv[0], rv[1])
@@ -45,6 +59,7 @@ def _tile_valid(name, lhs, rhs):
 def _matmul_rule(args, kw):
     a = expect_tile("block.matmul", args[0], "lhs")
     b = expect_tile("block.matmul", args[1], "rhs")
+    _spaces("block.matmul", lhs=a, rhs=b)
     m, _, n = _mm_shapes("block.matmul", a, b)
     dt = acc_dtype(a.dtype, b.dtype, "block.matmul")
     return tile_result((m, n), dt, memory_space=MemorySpace.Acc, valid_shape=_tile_valid("block.matmul", a, b))
@@ -54,6 +69,7 @@ def _matmul_acc_rule(args, kw):
     acc = expect_tile("block.matmul_acc", args[0], "acc")
     a = expect_tile("block.matmul_acc", args[1], "lhs")
     b = expect_tile("block.matmul_acc", args[2], "rhs")
+    _spaces("block.matmul_acc", lhs=a, rhs=b)
     m, _, n = _mm_shapes("block.matmul_acc", a, b)
     if acc.rank != 2 or dim_eq(acc.shape[0], m) is False or dim_eq(acc.shape[1], n) is False:
         raise OpError("block.matmul_acc: acc shape does not match lhs @ rhs")
@@ -67,6 +83,7 @@ def _matmul_bias_rule(args, kw):
     a = expect_tile("block.matmul_bias", args[0], "lhs")
     b = expect_tile("block.matmul_bias", args[1], "rhs")
     bias = expect_tile("block.matmul_bias", args[2], "bias")
+    _spaces("block.matmul_bias", lhs=a, rhs=b)
     m, _, n = _mm_shapes("block.matmul_bias", a, b)
     if bias.rank != 2 or dim_eq(bias.shape[-1], n) is False:
         raise OpError("block.matmul_bias: bias must be [1, N] or [M, N]")

@@ -249,7 +249,7 @@ class FuncEmitter:
         step = self.const_of(st)
         lbn, ubn, stn = self.name(lb), self.name(ub), self.name(st)
         if step is None:
-            cond = f"({stn} > 0 ? {ivn} < {ubn} : {ivn} > {ubn})"
+            cond = f"({stn} > 0 ? {ivn} < {ubn} : ({stn} < 0 && {ivn} > {ubn}))"  # step 0: no iterations
         else:
             cond = f"{ivn} {'<' if step > 0 else '>'} {ubn}"
         self.line(f"for (int64_t {ivn} = {lbn}; {cond}; {ivn} += {stn}) {{")

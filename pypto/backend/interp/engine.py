@@ -147,12 +147,11 @@ class Executor:
         if len(body.args) != 1 + len(carried) or len(op.results) != len(carried):
             raise InterpError(f"scf.for with {len(carried)} iter_args needs {1 + len(carried)} block arguments "
                               f"and {len(carried)} results")
-        if step <= 0:
-            raise InterpError(f"scf.for step must be positive, got {step}")
+        # a negative step counts down (as in Python's range); a run-time step of 0 runs no iterations
         iv_type = body.args[0].type
         self.loops.append((body.args[0].name, lb))
         try:
-            for i in range(lb, ub, step):
+            for i in (range(lb, ub, step) if step else ()):
                 self.loops[-1] = (body.args[0].name, i)
                 self.env[body.args[0]] = _index_like(i, iv_type)
                 self.bind(body.args[1:], carried)

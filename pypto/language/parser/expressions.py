@@ -336,13 +336,16 @@ class ExprParser(OpCaller):
                                               hint="slice every axis, e.g. A[i:i + 1, 0:64]")
             if v.step not in (None, 1):
                 raise UnsupportedFeatureError("slices with a step are not supported", sp)
-            lo = 0 if v.lower is None else v.lower
-            hi = (d.value if isinstance(d, ConstInt) else d) if v.upper is None else v.upper
+            lo = 0 if v.start is None else v.start
+            hi = (d.value if isinstance(d, ConstInt) else d) if v.stop is None else v.stop
             offs.append(lo)
             if not isinstance(lo, Expr) and not isinstance(hi, Expr):
+                if hi - lo <= 0:
+                    raise ParserTypeError(f"the slice {lo}:{hi} is empty", sp)
                 shape.append(hi - lo)
             else:
-                shape.append(scalar_binop(E.Sub, hi, lo, sp) if lo != 0 else hi)
+                zero = isinstance(lo, int) and not isinstance(lo, bool) and lo == 0
+                shape.append(hi if zero else _extent(hi, lo) or scalar_binop(E.Sub, hi, lo, sp))
         return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], {}, sp, None)
 
     # ---- calls -------------------------------------------------------------------------------
@@ -492,3 +495,15 @@ class ExprParser(OpCaller):
 
 def make_tuple_expr(values: list[Expr], sp: Span) -> MakeTuple:
     return MakeTuple(tuple(values), span=sp)
+
+
+def _extent(hi: Any, lo: Any) -> int | None:
+    """`hi - lo` when hi is `lo + c` (the usual `x[i:i + 8]`): the static extent c, else None."""
+    from pypto.ir.structural import structural_equal
+
+    if isinstance(hi, E.Add) and isinstance(lo, Expr):
+        if isinstance(hi.rhs, ConstInt) and structural_equal(hi.lhs, lo):
+            return hi.rhs.value
+        if isinstance(hi.lhs, ConstInt) and structural_equal(hi.rhs, lo):
+            return hi.lhs.value
+    return None

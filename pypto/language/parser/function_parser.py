@@ -811,7 +811,8 @@ class FunctionParser(ExprParser):
         else_body: list[Stmt] | None = None
         else_ctx = _YieldCtx("if", None, targets=then_ctx.targets, types=then_ctx.types)
         if node.orelse:
-            else_body, _ = self._branch(node.orelse, else_ctx if then_ctx.span else _YieldCtx("if", None))
+            orelse = self._elif_yield(node) if then_ctx.span else node.orelse
+            else_body, _ = self._branch(orelse, else_ctx if then_ctx.span else _YieldCtx("if", None))
             else_yielded = bool(else_body) and isinstance(else_body[-1], YieldStmt)
         else:
             else_yielded = False
@@ -826,6 +827,30 @@ class FunctionParser(ExprParser):
                                        "if")
         self.emit(IfStmt(c, seq(then_body), seq(else_body) if else_body is not None else None, tuple(rets), span=sp))
         del then_scope
+
+    def _elif_yield(self, node: ast.If) -> list[ast.stmt]:
+        """`elif` is an `else` holding one `if`: when the branches yield (`r = pl.yield_(...)`), the
+        else yields what the inner if defines (`r = pl.yield_(r)` appended), as the chain means."""
+        last = node.body[-1] if node.body else None
+        if len(node.orelse) != 1 or not isinstance(node.orelse[0], ast.If) or \
+                not isinstance(last, (ast.Assign, ast.AnnAssign)) or not self._is_helper(last.value, "yield_"):
+            return node.orelse
+        tgt = last.targets[0] if isinstance(last, ast.Assign) else last.target
+        names = [e.id for e in (tgt.elts if isinstance(tgt, (ast.Tuple, ast.List)) else [tgt]) if isinstance(e, ast.Name)]
+        inner = node.orelse[0]
+        end = inner.body[-1] if inner.body else None
+        if not isinstance(end, (ast.Assign, ast.AnnAssign)) or not self._is_helper(end.value, "yield_"):
+            return node.orelse  # the inner if does not yield: the usual error explains
+        assert isinstance(last.value, ast.Call)
+        call = ast.Call(func=last.value.func, args=[ast.Name(id=n, ctx=ast.Load()) for n in names], keywords=[])
+        target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store()) \
+            if isinstance(tgt, (ast.Tuple, ast.List)) else ast.Name(id=names[0], ctx=ast.Store())
+        y = ast.Assign(targets=[target], value=call)
+        for n in ast.walk(y):
+            ast.copy_location(n, inner)
+            if hasattr(n, "end_lineno"):
+                n.end_lineno, n.end_col_offset = inner.lineno, inner.col_offset + 4  # type: ignore[attr-defined]
+        return [inner, y]
 
     def _branch(self, stmts: list[ast.stmt], ctx: _YieldCtx) -> tuple[list[Stmt], Any]:
         scope = self.scopes.push("if", True)
