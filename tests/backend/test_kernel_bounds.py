@@ -61,7 +61,8 @@ def test_in_bounds_load_runs(load_at):
         np.testing.assert_array_equal(o, 2 * x)
 
 
-@pytest.mark.parametrize("r,c", [(1, 0), (0, 1), (-1, 0), (10**9, 0), (0, -(10**9))])
+@pytest.mark.parametrize("r,c", [(1, 0), (0, 1), (-1, 0), (10**9, 0), (0, -(10**9)), (2**63 - 1, 0), (0, 2**63 - 1),
+                                 (-(2**63), 0)])
 def test_load_outside_the_tensor_is_an_error(load_at, r, c):
     x = np.ones((16, 64), np.float32)
     o = np.zeros_like(x)
@@ -75,7 +76,7 @@ def test_load_outside_the_tensor_is_an_error(load_at, r, c):
     np.testing.assert_array_equal(o, 2 * x)
 
 
-@pytest.mark.parametrize("r", [25, 32, -8])
+@pytest.mark.parametrize("r", [25, 32, -8, 2**63 - 1, 2**63 - 8, -(2**63)])  # (no sum may wrap around)
 def test_store_outside_the_tensor_is_an_error(store_at, r):
     x = np.ones((8, 32), np.float32)
     o = np.zeros((32, 32), np.float32)
@@ -121,3 +122,11 @@ def test_kernel_ignoring_the_valid_region_of_a_ragged_view_is_an_error():
     with pytest.raises(TaskGraphError, match="kernel k: a load of 16 x 64 elements at offsets \\[0, 0\\].*"
                                              "outside tensor 'x' of shape \\[5, 64\\]"):
         c(x, np.zeros_like(x), config=CPU)
+
+
+def test_huge_offset_does_not_wrap_into_memory_before_the_tensor(store_at):
+    big = np.zeros((64, 32), np.float32)
+    out = big[32:]  # the argument is the second half; the first half must stay untouched
+    with pytest.raises(TaskGraphError, match="outside tensor 'o'"):
+        store_at(np.full((8, 32), 41.0, np.float32), 2**63 - 1, out, config=CPU)
+    assert not big.any()

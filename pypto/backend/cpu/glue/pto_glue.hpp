@@ -106,18 +106,21 @@ PTO_INLINE bool fusable_windows(const pto::GTensor<A>& a, const pto::GTensor<B>&
 // Does a TLOAD/TSTORE of `vr` x `vc` elements (rows flattened over the window's leading dims, as
 // GTensor::row_offset walks them) at window offsets `off` / extents `sz` stay inside a tensor of
 // extents `ext`? Offsets and sizes are run-time values, so kernels check before touching memory.
+// All comparisons are written so that no sum can overflow (offsets are user values, up to 2^63).
 inline bool window_in_bounds(int nd, const long* ext, const long* off, const long* sz, long vr, long vc) {
-  if (vr <= 0 || vc <= 0) return true;
+  if (vr < 0 || vc < 0) return false;  // a negative valid extent is a malformed tile
+  if (vr == 0 || vc == 0) return true;
   if (nd <= 0) return vr == 1 && vc == 1;
   for (int k = 0; k < nd; ++k)
-    if (off[k] < 0) return false;
-  if (off[nd - 1] + vc > ext[nd - 1]) return false;
+    if (off[k] < 0 || ext[k] < 0 || off[k] > ext[k]) return false;
+  if (vc > ext[nd - 1] - off[nd - 1]) return false;
   if (nd == 1) return vr == 1;
   long inner = 1;  // rows of the window below dimension d
   for (int d = nd - 2; d >= 0; --d) {
     long top = (vr - 1) / inner;  // the largest index the access reaches in dimension d
     if (d > 0 && top > sz[d] - 1) top = sz[d] - 1;
-    if (off[d] + top + 1 > ext[d]) return false;
+    if (top >= ext[d] - off[d]) return false;
+    if (sz[d] > 0 && inner > (1L << 62) / sz[d]) break;  // the rows cannot reach the dims above
     inner *= sz[d] > 0 ? sz[d] : 1;
   }
   return true;
