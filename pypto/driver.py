@@ -96,9 +96,14 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
         except KeyError:
             raise ValueError(f"unknown backend type {backend_type!r}; choose one of "
                              f"{', '.join(b.name for b in BackendType)}") from None
+    if not isinstance(backend_type, BackendType):
+        raise TypeError(f"backend_type must be a pypto.backend.BackendType or its name, got {backend_type!r}")
     level = _parse_level(verification_level)
     out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"output_dir {str(out)!r}: cannot create the directory ({e.strerror or e})") from None
     target = target_for(backend_type)
     key = None
     if config.compile_cache and not dump_passes:

@@ -64,13 +64,26 @@ class _Native:
         self.path = path
 
 
+def _digest(entry: Path) -> str:
+    """A hash of every file of an entry but native.json (which records it): a damaged or edited
+    file makes the entry a miss, and the compile rewrites it."""
+    h = hashlib.sha256()
+    for p in sorted(q for q in entry.rglob("*") if q.is_file() and q.name != "native.json"):
+        h.update(str(p.relative_to(entry)).encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def restore(key: str, out: Path, load_native: bool = True) -> Hit | None:
     entry = _entry_dir(key)
     meta_path = entry / "native.json"
     try:
         meta = json.loads(meta_path.read_text())
-        if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str) for k in ("entry", "so", "sha")):
+        if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str) for k in ("entry", "so", "sha", "digest")):
             return None  # a corrupt entry is a miss; the compile rebuilds and rewrites it
+        if _digest(entry) != meta["digest"]:
+            return None
     except (OSError, ValueError):
         return None
     native = None
@@ -96,7 +109,7 @@ def restore(key: str, out: Path, load_native: bool = True) -> Hit | None:
 def store(key: str, out: Path, entry_name: str, native: Any) -> None:
     """Copy a finished compile's output directory into the cache (best effort: errors are ignored)."""
     dest = _entry_dir(key)
-    if dest.exists() or native is None:
+    if native is None:
         return
     so = getattr(getattr(native, "build", None), "path", None) or getattr(native, "path", None)
     if so is None:
@@ -112,7 +125,15 @@ def store(key: str, out: Path, entry_name: str, native: Any) -> None:
         for f in ("signature.json", "lowered.py", "compile_report.json"):
             if (out / f).exists():
                 shutil.copy2(out / f, tmp / f)
-        (tmp / "native.json").write_text(json.dumps({"entry": entry_name, "so": str(so), "sha": file_sha(Path(so))}))
+        (tmp / "native.json").write_text(json.dumps({"entry": entry_name, "so": str(so), "sha": file_sha(Path(so)),
+                                                      "digest": _digest(tmp)}))
+        if dest.exists():  # a damaged entry (this compile missed it): move it aside, then replace it
+            old = Path(tempfile.mkdtemp(prefix=f".{key[:8]}-old-", dir=dest.parent))
+            try:
+                os.replace(dest, old / "entry")
+            except OSError:
+                pass
+            shutil.rmtree(old, ignore_errors=True)
         try:
             os.replace(tmp, dest)
         except OSError:  # another process stored it first

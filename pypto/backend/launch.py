@@ -52,9 +52,12 @@ class Signature:
             return Param(p.get("name", f"result{i}"), p["kind"], DataType[p["dtype"]], list(p.get("shape", [])),
                          p.get("dir", "scalar"))
 
-        return Signature(data["entry"], [conv(p, i) for i, p in enumerate(data["params"])],
-                         [conv(r, i) for i, r in enumerate(data["returns"])],
-                         [(s[0], s[1]) for s in data.get("slots", [])])
+        try:
+            return Signature(data["entry"], [conv(p, i) for i, p in enumerate(data["params"])],
+                             [conv(r, i) for i, r in enumerate(data["returns"])],
+                             [(s[0], s[1]) for s in data.get("slots", [])])
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            raise ArgumentError(f"{path} is malformed ({type(e).__name__}: {e}); compile the program again") from None
 
 
 def _is_torch(v: Any) -> bool:
@@ -143,7 +146,15 @@ def _scalar(v: Any, p: Param) -> int | float:
         if isinstance(v, (int, float, np.integer, np.floating)):
             return float(v)
     elif isinstance(v, (int, np.integer)):
-        return int(v)
+        v = int(v)
+        if p.dtype.is_int:
+            bits = p.dtype.bits
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if p.dtype.is_signed else (0, (1 << bits) - 1)
+            hi = min(hi, (1 << 63) - 1)  # scalars travel as int64
+            if not lo <= v <= hi:
+                raise ArgumentError(f"parameter '{p.name}' is a {p.dtype.name} scalar; {v} is outside its range "
+                                    f"[{lo}, {hi}]")
+        return v
     raise ArgumentError(f"parameter '{p.name}' is a {p.dtype.name} scalar; got {type(v).__name__} {v!r}")
 
 
@@ -180,8 +191,10 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
             continue
         a = _to_numpy(v, p)
         binder.check(p, a)
+        if p.dir in ("out", "inout") and not a.flags.writeable:
+            raise ArgumentError(f"parameter '{p.name}' is written ({p.dir}) but the array passed is read-only")
         if not _usable(a):
-            c = np.ascontiguousarray(a)
+            c = np.array(a, order="C", copy=True)  # (ascontiguousarray keeps a misaligned array as is)
             if p.dir in ("out", "inout"):
                 writebacks.append((a, c))
             a = c
@@ -198,8 +211,8 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
         if extra_given:
             o = _to_numpy(extra_given[k], r)
             binder.check(Param(f"output {k}", "tensor", r.dtype, r.shape, "out"), o)
-            if not _usable(o):
-                raise ArgumentError(f"output {k} must be a contiguous array")
+            if not _usable(o) or not o.flags.writeable:
+                raise ArgumentError(f"output {k} must be a writeable, contiguous, aligned array")
             o.fill(0)  # a tensor the program creates starts zeroed, wherever its buffer comes from
         else:
             o = np.zeros(binder.shape_of(r, f"result {k}"), r.dtype.to_numpy())

@@ -190,3 +190,29 @@ def test_kernel_shape_mismatch_is_a_run_time_error(tmp_path):
     np.testing.assert_array_equal(c(x), x)  # whole blocks: fine
     with pytest.raises(TaskGraphError, match="argument 0 has extent 4 on axis 0, the kernel expects 16"):
         c(np.ones((20, 32), np.float32))
+
+
+def test_scalar_out_of_its_range_names_the_parameter(tmp_path):
+    @pl.function
+    def f(x: pl.Tensor[[8], pl.FP32], n: pl.Scalar[pl.INT32]) -> pl.Tensor[[8], pl.FP32]:
+        return pl.mul(x, pl.cast(n, pl.FP32))
+
+    c = ir.compile(f, output_dir=tmp_path / "o")
+    x = np.ones(8, np.float32)
+    np.testing.assert_array_equal(c(x, 3), 3 * x)
+    for bad in (2**31, -(2**31) - 1, 2**64, np.uint64(2**64 - 1)):
+        with pytest.raises(ArgumentError, match=r"parameter 'n' is a INT32 scalar; .* outside its range"):
+            c(x, bad)
+
+
+def test_misaligned_read_only_and_broadcast_arrays(axpy):
+    x, y = _xy(20)
+    raw = np.zeros(20 * 32 * 4 + 1, np.uint8)[1:].view(np.float32).reshape(20, 32)  # misaligned: copied
+    raw[...] = x
+    np.testing.assert_allclose(axpy(raw, y, 1.0), x + y, rtol=1e-6)
+    ro = np.zeros((20, 32), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ArgumentError, match="parameter 'out' is written"):
+        axpy(x, y, 1.0, ro)
+    with pytest.raises(ArgumentError, match="parameter 'out' is written"):
+        axpy(x, y, 1.0, np.broadcast_to(np.float32(0), (20, 32)))
