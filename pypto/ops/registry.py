@@ -136,10 +136,23 @@ class OpDef(Op):
             raise OpError(f"{self.name} takes {_arity(sig.operands)} operands, got {len(args)}")
         if self.infer is None:
             raise OpError(f"{self.name} has no type rule")
+        if self.pipe is PipeType.V or self.name == "block.store":
+            _no_packed_operands(self.name, args)
         return self.infer(args, kwargs)
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
+
+
+def _no_packed_operands(name: str, args: tuple[Expr, ...]) -> None:
+    """A Right tile holds the packed panel layout the cube unit reads: vector instructions and
+    stores would read it as rows and get the elements in the wrong places."""
+    for a in args:
+        t = getattr(a, "type", None)
+        if getattr(t, "memory_space", None) is MemorySpace.Right:
+            raise OpError(f"{name}: operand is a Right tile (the packed layout of a matmul operand); vector "
+                          f"instructions and stores read Vec tiles",
+                          hint="load the data into a Vec tile (target_memory=pl.Mem.Vec) for this")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def _reshape_rule(name: str, level: str):
         t = (expect_tile if level == "block" else expect_tensor)(name, args[0], "input")
         shape = static_dims(name, args[1], "shape") if level == "block" else dims(name, args[1], "shape")
         n_in = t.num_elements()
-        sv = [static_dim(d) for d in shape]
+        sv = [d if isinstance(d, int) else static_dim(d) for d in shape]  # (block shapes are ints already)
         if n_in is not None and all(v is not None for v in sv):
             n_out = 1
             for v in sv:

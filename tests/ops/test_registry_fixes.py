@@ -47,3 +47,17 @@ def f() -> pl.Tensor[[4, 8], pl.FP16]:
     return t
 """)
     assert f.return_types[0].dtype is DataType.FP16
+
+
+def test_tile_reshape_checks_the_element_count():
+    import pytest
+
+    from pypto.ir.expr import MakeTuple
+    from pypto.ir.op import OpError
+
+    t = _tile((16, 16))
+    shape = MakeTuple((ConstInt(32), ConstInt(16)))
+    with pytest.raises(OpError, match=r"cannot reshape 256 elements into \[32, 16\] \(512 elements\)"):
+        OPS["block.reshape"].infer_type((t, shape), {})
+    ok = OPS["block.reshape"].infer_type((t, MakeTuple((ConstInt(8), ConstInt(32)))), {})
+    assert ok.static_shape() == (8, 32)
