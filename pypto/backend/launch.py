@@ -162,6 +162,8 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
     from pypto.runtime import RunConfig
 
     cfg = config if config is not None else RunConfig()
+    if not isinstance(cfg, RunConfig):
+        raise ArgumentError(f"config must be a pypto.runtime.RunConfig, got {type(cfg).__name__} {cfg!r}")
     sig = getattr(compiled, "_signature", None)
     if sig is None:
         sig = compiled._signature = Signature.load(compiled.output_dir)

@@ -291,13 +291,23 @@ def _decorator_kind(dec: ast.expr, env: PyEnv, src: Source) -> tuple[str, dict[s
         for k in dec.keywords:
             kw[k.arg] = _py_eval(k.value, env, src)
     obj = _py_eval(target, env, src)
-    if obj is pl_mod.program:
-        return "program", kw
-    if obj is pl_mod.function:
-        return "function", kw
-    if obj is pl_mod.inline:
-        return "inline", kw
-    return None
+    kind = {id(pl_mod.program): "program", id(pl_mod.function): "function", id(pl_mod.inline): "inline"}.get(id(obj))
+    if kind is None:
+        return None
+    # the same options the decorators accept when applied in Python
+    known = {"program": ("strict_ssa",), "function": ("type", "strict_ssa"), "inline": ()}[kind]
+    sp = src.span(dec)
+    if isinstance(dec, ast.Call) and dec.args:
+        raise ParserSyntaxError(f"@pl.{kind} takes keyword options only", sp)
+    bad = [k for k in kw if k not in known]
+    if bad or (isinstance(dec, ast.Call) and any(k.arg is None for k in dec.keywords)):
+        raise ParserSyntaxError(f"@pl.{kind} got unexpected option(s) {', '.join(str(b) for b in bad) or '**'}"
+                                f" (known: {', '.join(known) or 'none'})", sp)
+    if "type" in kw and not isinstance(kw["type"], FunctionType):
+        raise ParserTypeError(f"@pl.function type= must be a pl.FunctionType, got {kw['type']!r}", sp)
+    if "strict_ssa" in kw and not isinstance(kw["strict_ssa"], bool):
+        raise ParserTypeError(f"strict_ssa= must be True or False, got {kw['strict_ssa']!r}", sp)
+    return kind, kw
 
 
 _NOT_SIMPLE = object()
@@ -337,7 +347,11 @@ def _py_eval(node: ast.expr, env: PyEnv, src: Source) -> Any:
 def parse(text: str, filename: str | None = None) -> Program | Function:
     """Parse `pl` source text (as `ir.python_print` writes it) into a Program or a Function."""
     with paused_collector():  # the Python AST and the IR are trees: no cycles to collect
-        return _parse_text(text, filename)
+        try:
+            return _parse_text(text, filename)
+        except (RecursionError, MemoryError):
+            raise ParserSyntaxError("the source is nested too deeply to parse (an expression or block "
+                                    "thousands of levels deep)", None) from None
 
 
 def _parse_text(text: str, filename: str | None) -> Program | Function:
@@ -420,9 +434,11 @@ def loads(path: str | Path) -> Program | Function:
     """Parse a file of `pl` source."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise ParserError(f"cannot read {p}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ParserError(f"cannot read {p}: not UTF-8 text (byte {e.start})") from None
     return parse(text, filename=str(p))
 
 

@@ -70,6 +70,9 @@ def _matmul_acc_rule(args, kw):
     a = expect_tile("block.matmul_acc", args[1], "lhs")
     b = expect_tile("block.matmul_acc", args[2], "rhs")
     _spaces("block.matmul_acc", lhs=a, rhs=b)
+    if acc.memory_space is not None and acc.memory_space is not MemorySpace.Acc:
+        raise OpError(f"block.matmul_acc: acc must be an Acc tile, got a {acc.memory_space.name} tile",
+                      hint="start the accumulation with pl.matmul(...) (its result is an Acc tile)")
     m, _, n = _mm_shapes("block.matmul_acc", a, b)
     if acc.rank != 2 or dim_eq(acc.shape[0], m) is False or dim_eq(acc.shape[1], n) is False:
         raise OpError("block.matmul_acc: acc shape does not match lhs @ rhs")

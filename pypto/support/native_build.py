@@ -102,7 +102,11 @@ def toolchain() -> Toolchain:
 
 def cache_dir() -> Path:
     d = Path(config.cache_dir) / "native"
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise NativeBuildError(f"cannot use the cache directory {d} ({e.strerror or e}); set pypto.config.cache_dir "
+                               f"or PYPTO_CACHE_DIR to a writable directory") from None
     return d
 
 

@@ -169,10 +169,13 @@ class OpCaller:
             v = [v]
         elems = []
         for x in v:
-            if type(x) is int and float(x).is_integer():  # the common case: a literal dimension
+            if is_number(x) and not isinstance(x, bool) and float(x).is_integer() and not isinstance(x, float) \
+                    and not (-(1 << 63) <= int(x) < (1 << 63)):
+                raise ParserTypeError(f"{what}: {x} does not fit in an index (64-bit)", sp)
+            if type(x) is int:  # the common case: a literal dimension
                 elems.append(E.ConstInt(x, DataType.INDEX))
                 continue
-            if isinstance(x, bool) or (is_number(x) and not float(x).is_integer()):
+            if isinstance(x, (bool, float)) or (is_number(x) and not float(x).is_integer()):
                 raise ParserTypeError(f"{what} must contain integers, got {x!r}", sp)
             if is_number(x):
                 elems.append(E.ConstInt(int(x), DataType.INDEX))

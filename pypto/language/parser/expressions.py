@@ -446,7 +446,13 @@ class ExprParser(OpCaller):
                 return E.ConstFloat(float(value), dtype, span=sp)
             if dtype.is_bool:
                 return E.ConstBool(bool(value), span=sp)
-            return E.ConstInt(int(value), dtype, span=sp)
+            if isinstance(value, float) and not value.is_integer():
+                raise ParserTypeError(f"pl.const: {value!r} is not an integer ({dtype.name})", sp)
+            v, bits = int(value), dtype.bits
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dtype.is_signed else (0, (1 << bits) - 1)
+            if not lo <= v <= hi:
+                raise ParserTypeError(f"pl.const: {v} does not fit in {dtype.name} [{lo}, {hi}]", sp)
+            return E.ConstInt(v, dtype, span=sp)
         if h.name in ("yield_", "cond"):
             raise InvalidOperationError(f"pl.{h.name}(...) is a statement; it cannot be used inside an expression",
                                         sp)

@@ -177,6 +177,8 @@ class FunctionParser(ExprParser):
         n = self.node
         a = n.args
         sp = self.span(n)
+        if isinstance(n, ast.AsyncFunctionDef):
+            raise UnsupportedFeatureError("kernel functions cannot be async", sp, hint="remove `async`")
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
             raise UnsupportedFeatureError("kernel functions take plain positional parameters only "
                                           "(no *args, **kwargs, keyword-only or positional-only)", sp)

@@ -1,0 +1,84 @@
+"""Bad input found by probing: each gets a located pypto error, never a bare Python exception."""
+
+from __future__ import annotations
+
+import pytest
+
+import pypto.language as pl
+
+HEAD = "import pypto.language as pl\n\n"
+
+
+def _parse_error(text: str) -> pl.ParserError:
+    with pytest.raises(pl.ParserError) as e:
+        pl.parse(HEAD + text)
+    return e.value
+
+
+@pytest.mark.parametrize("deco, match", [
+    ('@pl.function(type="banana")', "type= must be a pl.FunctionType, got 'banana'"),
+    ("@pl.function(type=5)", "type= must be a pl.FunctionType, got 5"),
+    ("@pl.function(1, 2)", "takes keyword options only"),
+    ("@pl.function(colour=1)", r"unexpected option\(s\) colour"),
+    ('@pl.function(strict_ssa="x")', "strict_ssa= must be True or False"),
+])
+def test_method_decorator_options_are_checked(deco, match):
+    e = _parse_error(f"@pl.program\nclass P:\n    {deco}\n    def f(self, a: pl.Tensor[[8], pl.FP32]) -> "
+                     "pl.Tensor[[8], pl.FP32]:\n        return pl.add(a, a)\n")
+    assert isinstance(e, (pl.ParserSyntaxError, pl.ParserTypeError))
+    assert pytest.importorskip("re").search(match, str(e)) and ":5:" in str(e)
+
+
+def test_async_kernel_is_refused():
+    e = _parse_error("@pl.function\nasync def f(a: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:\n"
+                     "    return pl.add(a, a)\n")
+    assert "async" in str(e) and ":4:" in str(e)
+    e = _parse_error("@pl.program\nclass P:\n    @pl.function\n    async def f(self, a: pl.Tensor[[8], pl.FP32]) -> "
+                     "pl.Tensor[[8], pl.FP32]:\n        return pl.add(a, a)\n")
+    assert isinstance(e, pl.UnsupportedFeatureError) and "cannot be async" in str(e)
+
+
+@pytest.mark.parametrize("shape, match", [
+    ("[64.0, 64]", "must contain integers, got 64.0"),
+    ("[10**30, 64]", "does not fit in an index"),
+])
+def test_shape_entries_are_integers_that_fit(shape, match):
+    e = _parse_error("@pl.function(type=pl.FunctionType.InCore)\ndef k(a: pl.Tensor[[64, 64], pl.FP32]) -> "
+                     f"pl.Tensor[[64, 64], pl.FP32]:\n    t = pl.load(a, [0, 0], {shape})\n    return pl.store(t, [0, 0], a)\n")
+    assert isinstance(e, pl.ParserTypeError) and match in str(e) and ":5:" in str(e)
+
+
+@pytest.mark.parametrize("value, dtype, match", [
+    ("300", "INT8", r"300 does not fit in INT8 \[-128, 127\]"),
+    ("-1", "UINT16", "does not fit in UINT16"),
+    ("2.5", "INT32", "2.5 is not an integer"),
+])
+def test_typed_constants_fit_their_dtype(value, dtype, match):
+    e = _parse_error(f"@pl.function\ndef f(a: pl.Tensor[[8], pl.INT32]) -> pl.Tensor[[8], pl.INT32]:\n"
+                     f"    n = pl.const({value}, pl.{dtype})\n    return pl.add(a, 1)\n")
+    assert isinstance(e, pl.ParserTypeError)
+    assert pytest.importorskip("re").search(match, str(e))
+
+
+def test_absurdly_deep_source_is_a_syntax_error():
+    with pytest.raises(pl.ParserSyntaxError, match="nested too deeply"):
+        pl.parse("x = " + "+".join(["1"] * 100000))
+
+
+def test_loading_a_binary_file(tmp_path):
+    p = tmp_path / "k.py"
+    p.write_bytes(bytes(range(256)))
+    with pytest.raises(pl.ParserError, match="not UTF-8 text"):
+        pl.loads(p)
+
+
+def test_run_config_must_be_a_run_config(tmp_path):
+    import numpy as np
+
+    from pypto import ir
+    from pypto.backend.launch import ArgumentError
+
+    c = ir.compile(pl.parse(HEAD + "@pl.function\ndef f(a: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:\n"
+                            "    return pl.add(a, 1.0)\n"), output_dir=tmp_path / "o")
+    with pytest.raises(ArgumentError, match="config must be a pypto.runtime.RunConfig, got str 'fast'"):
+        c(np.ones(8, np.float32), config="fast")
