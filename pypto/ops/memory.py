@@ -71,6 +71,20 @@ def _load_binder(args, kwargs):
     return out
 
 
+def _check_window(op: str, offs, extents, tensor_shape) -> None:
+    """A window whose offset, extent and tensor dimension are all compile-time constants must lie
+    inside the tensor (the run time checks the rest)."""
+    for i, (o, e, d) in enumerate(zip(offs, extents, tensor_shape)):
+        ov = static_dim(o) if not isinstance(o, int) else o
+        ev = e if isinstance(e, int) else static_dim(e)
+        dv = static_dim(d)
+        if ov is None or ev is None or dv is None:
+            continue
+        if ov < 0 or ov + ev > dv:
+            raise OpError(f"{op}: the window [{ov}, {ov + ev}) of axis {i} is outside the tensor's extent {dv}",
+                          hint="a ragged last block needs a valid shape (valid_shapes=[...]) that fits")
+
+
 def _load_rule(args, kw):
     t = expect_tensor("block.load", args[0], "source")
     offs = dims("block.load", args[1], "offsets")
@@ -87,6 +101,7 @@ def _load_rule(args, kw):
         dv = static_dim(d)
         if dv is not None and s > dv:
             raise OpError(f"block.load: tile dimension {i} is {s} but the tensor has only {dv}")
+    _check_window("block.load", offs, valid if valid is not None else shape, t.shape)
     space = kw["target_memory"]
     if space is MemorySpace.DDR:
         raise OpError("block.load: target_memory must be an on-chip space (Vec, Mat, ...), not DDR")
@@ -162,6 +177,8 @@ def _store_rule(args, kw):
                               f"{list(tile.static_shape() or ())}")
     elif tile.rank != out.rank:
         raise OpError(f"block.store: a rank-{tile.rank} tile into a rank-{out.rank} tensor needs shapes=[...]")
+    else:
+        _check_window("block.store", offs, tile.valid_shape, out.shape)
     if tile.dtype is not out.dtype:
         raise OpError(f"block.store: tile dtype {tile.dtype.name} differs from output dtype {out.dtype.name}",
                       hint="cast the tile first with pl.cast(tile, ...)")
@@ -409,6 +426,8 @@ def _view_rule(name: str, level: str):
             if sv is not None and dv is not None and sv > dv:
                 raise OpError(f"{name}: window dimension {i} is {sv} but the input has only {dv}")
         valid = dims(name, args[3], "valid_shape") if len(args) > 3 else None
+        if level == "tensor":
+            _check_window(name, offs, valid if valid is not None else shape, t.shape)
         if level == "block":
             static_dims(name, args[1], "shape")
             return tile_result(shape, t.dtype, memory_space=t.space, valid_shape=valid)

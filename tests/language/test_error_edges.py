@@ -82,3 +82,23 @@ def test_run_config_must_be_a_run_config(tmp_path):
                             "    return pl.add(a, 1.0)\n"), output_dir=tmp_path / "o")
     with pytest.raises(ArgumentError, match="config must be a pypto.runtime.RunConfig, got str 'fast'"):
         c(np.ones(8, np.float32), config="fast")
+
+
+@pytest.mark.parametrize("body, match", [
+    ("    t = pl.load(a, [60, 0], [16, 64])\n    return pl.store(t, [0, 0], o)\n",
+     r"block.load: the window \[60, 76\) of axis 0 is outside the tensor's extent 64"),
+    ("    t = pl.load(a, [0, 0], [16, 64])\n    return pl.store(t, [56, 0], o)\n",
+     r"block.store: the window \[56, 72\) of axis 0 is outside the tensor's extent 64"),
+    ("    t = pl.load(a, [60, 0], [16, 64], [4, 64])\n    u = pl.load(a, [62, 0], [16, 64], [4, 64])\n"
+     "    return pl.store(t, [0, 0], o)\n", r"the window \[62, 66\) of axis 0"),
+])
+def test_static_windows_outside_the_tensor(body, match):
+    e = _parse_error("@pl.function(type=pl.FunctionType.InCore)\ndef k(a: pl.Tensor[[64, 64], pl.FP32], "
+                     "o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:\n" + body)
+    assert pytest.importorskip("re").search(match, str(e))
+
+
+def test_static_view_outside_the_tensor():
+    e = _parse_error("@pl.function\ndef f(a: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:\n"
+                     "    return pl.add(pl.view(a, [16, 64], [56, 0]), 1.0)\n")
+    assert "tensor.view: the window [56, 72) of axis 0 is outside the tensor's extent 64" in str(e)
