@@ -54,6 +54,16 @@ def _memmap(args: argparse.Namespace) -> int:
         p = p / "report" / "memory.json"
     rep = json.loads(p.read_text())
     width = args.width
+    if width < 1:
+        raise ValueError(f"--width must be at least 1, got {width}")
+    try:
+        return _print_memmap(rep, width)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ValueError(f"{p} is not a memory report written by ir.compile (report/memory.json): "
+                         f"{type(e).__name__} {e}") from None
+
+
+def _print_memmap(rep: dict, width: int) -> int:
     for k in rep["kernels"]:
         print(f"kernel {k['function']}  ({k.get('source', '')})")
         for sp in k["spaces"]:
@@ -70,6 +80,14 @@ def _memmap(args: argparse.Namespace) -> int:
 
 def _trace(args: argparse.Namespace) -> int:
     data = json.loads(Path(args.trace).read_text())
+    try:
+        return _print_trace(data)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ValueError(f"{args.trace} is not a Chrome trace written by a run (traceEvents with ts/dur): "
+                         f"{type(e).__name__} {e}") from None
+
+
+def _print_trace(data: dict) -> int:
     events = [e for e in data.get("traceEvents", []) if e.get("ph") == "X"]
     if not events:
         print("no task events in the trace")
