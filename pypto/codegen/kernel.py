@@ -298,6 +298,8 @@ class KernelCodegen:
         if isinstance(val, E.Call) and isinstance(val.op, E.Op):
             self.call(val, v)
             return
+        if isinstance(val, E.Call) and isinstance(val.op, E.GlobalVar):
+            self.function_call(val)
         if isinstance(t, ScalarType):
             self.values[v] = self.sc.expr(val, t.dtype)
             return
@@ -319,7 +321,17 @@ class KernelCodegen:
     # ---- op calls ----------------------------------------------------------------------------
 
     def call(self, c: E.Call, result: E.Var | None) -> None:
+        if isinstance(c.op, E.GlobalVar):
+            self.function_call(c)
         _emit_op(self, c, result)
+
+    def function_call(self, c: E.Call) -> None:
+        assert isinstance(c.op, E.GlobalVar)
+        what = "itself" if c.op.name == self.fn.name else f"function {c.op.name}"
+        raise CompileError(f"kernel {self.fn.name} calls {what}: a kernel runs as one task and cannot call "
+                           "kernels (or itself)", c.span,
+                           hint="call kernels from the orchestration function; share code between kernels "
+                                "with @pl.inline helpers")
 
     # ---- control flow ------------------------------------------------------------------------
 

@@ -102,3 +102,16 @@ def test_static_view_outside_the_tensor():
     e = _parse_error("@pl.function\ndef f(a: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:\n"
                      "    return pl.add(pl.view(a, [16, 64], [56, 0]), 1.0)\n")
     assert "tensor.view: the window [56, 72) of axis 0 is outside the tensor's extent 64" in str(e)
+
+
+def test_kernel_calling_itself_is_a_located_compile_error():
+    from pypto import ir
+    from pypto.ir.diagnostics import CompileError
+
+    prog = pl.parse(HEAD + "@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n"
+                    "    def k(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> "
+                    "pl.Tensor[[64, 64], pl.FP32]:\n        t = pl.load(a, [0, 0], [64, 64])\n"
+                    "        r = self.k(a, c)\n        return pl.store(t, [0, 0], c)\n")
+    with pytest.raises(CompileError, match="kernel k calls itself") as e:
+        ir.compile(prog, skip_ptoas=True)
+    assert ":9:" in str(e.value)
