@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pypto.ir.enums import ScopeKind
+from pypto.ir.enums import MemorySpace, ScopeKind
 from pypto.ir.expr import Call, Expr, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
@@ -35,7 +35,7 @@ from pypto.ir.stmt import (
     seq,
     stmt_list,
 )
-from pypto.ir.types import ScalarType
+from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRVisitor, rebuild
 from pypto.ops.registry import Level, OpDef
 
@@ -58,7 +58,8 @@ class ScopeTensorOps(Pass):
     invalidates = frozenset()
 
     def run(self, program: Program, ctx: PassContext) -> Program:
-        fns = [f if is_kernel(f) or f.body is None else _scope_function(f) for f in program.functions]
+        budget = ctx.target.capacity(MemorySpace.Vec) // 2 if ctx.target is not None else 1 << 20
+        fns = [f if is_kernel(f) or f.body is None else _scope_function(f, budget) for f in program.functions]
         if all(a is b for a, b in zip(fns, program.functions)):
             return program
         return program.with_functions(fns)
@@ -95,17 +96,41 @@ def classify(s: Stmt) -> str:
     return OTHER
 
 
-def _scope_function(fn: Function) -> Function:
+def _scope_function(fn: Function, budget: int) -> Function:
     body = bind_value_calls(fn.body, is_compute_call)  # `return pl.exp(x)`: compute as a statement
-    body = _Scoper(use_counts(body)).block(body)
+    body = _Scoper(use_counts(body), budget).block(body)
     if body is fn.body:
         return fn
     return Function(fn.name, fn.params, fn.param_directions, fn.return_types, body, fn.func_type, span=fn.span)
 
 
+def _row_local(s: Stmt) -> bool:
+    from .tiling import ROW_LOCAL_OPS
+
+    v = s.value if isinstance(s, AssignStmt) else None
+    return not isinstance(v, Call) or v.op_name in ROW_LOCAL_OPS or v.op_name == "tensor.matmul" \
+        or v.op_name == "tensor.dim"
+
+
+def _needs_row_tiling(run: list[Stmt], budget: int) -> bool:
+    """Would a kernel of these statements have to be tiled over rows (a dynamic extent, or whole
+    tensors beyond half the Vec memory)?"""
+    total = 0
+    for s in run:
+        t = s.var.type if isinstance(s, AssignStmt) else None
+        if not isinstance(t, TensorType):
+            continue
+        n = t.nbytes()
+        if n is None:
+            return True
+        total += n
+    return total > budget
+
+
 class _Scoper:
-    def __init__(self, uses: Counter) -> None:
+    def __init__(self, uses: Counter, budget: int = 1 << 20) -> None:
         self.uses = uses
+        self.budget = budget
 
     def block(self, body: Stmt | None) -> Stmt | None:
         if body is None:
@@ -131,9 +156,18 @@ class _Scoper:
         return seq(out, body.span) if out else SeqStmts((), span=body.span)
 
     def close(self, run: list[Stmt]) -> list[Stmt]:
-        """The statements of a run: a scope around it, split at scalars whose value is used outside."""
+        """The statements of a run: a scope around it, split at scalars whose value is used outside,
+        and around ops that are not row-local when the kernel would need row tiling (tiling takes
+        only row-local kernels: those ops get kernels of their own, the rest stays tiled)."""
         if not run:
             return []
+        computes = [s for s in run if classify(s) == COMPUTE]
+        odd = [s for s in computes if not _row_local(s)]
+        if odd and len(computes) > 1 and _needs_row_tiling(run, self.budget):
+            k = run.index(odd[0])
+            if k > 0:
+                return self.close(run[:k]) + self.close(run[k:])
+            return self.close(run[:1]) + self.close(run[1:])
         inside = use_counts(run)
         for i, s in enumerate(run):
             if classify(s) == SCALAR and self.uses[s.var] != inside[s.var]:

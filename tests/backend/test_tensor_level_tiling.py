@@ -1,5 +1,6 @@
-"""Tensor-level matmul in a plain function: `matmul(x, W)` with W a static parameter is tiled over
-the rows of x (W loaded whole in each block), so dynamic and large row counts compile and run."""
+"""Tensor-level kernels that need row tiling: `matmul(x, W)` with W a static parameter is tiled over
+the rows of x (W loaded whole in each block), so dynamic and large row counts compile and run; an op
+that is not row-local (assemble) between row-local ones gets a kernel of its own."""
 
 from __future__ import annotations
 
@@ -51,3 +52,25 @@ def test_rows_beyond_one_tile():
     np.testing.assert_allclose(c(x, w), (x.astype(np.float64) @ w) * 0.5 + 1, rtol=2e-5, atol=2e-4)
     # a [1024, 256] Left tile would not fit the target: the kernel loops over row blocks
     assert any("scf.for" in p.read_text() for p in c.pto_files().values())
+
+
+@pl.function
+def exp_assemble_add(a: pl.Tensor[[M, 64], pl.FP32], b: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[M, 64], pl.FP32]:
+    x = pl.exp(a)
+    y = pl.assemble(x, b, [0, 0])
+    return pl.add(y, 1.0)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+@pytest.mark.parametrize("rows", [16, 37, 300])
+def test_assemble_between_row_ops_on_dynamic_rows(rows, platform):
+    """assemble is not row-local: on dynamic rows it gets a kernel of its own (ScopeTensorOps), the
+    row-local ops around it stay tiled."""
+    c = ir.compile(exp_assemble_add)
+    rng = np.random.default_rng(rows)
+    a = rng.standard_normal((rows, 64)).astype(np.float32)
+    b = rng.standard_normal((16, 64)).astype(np.float32)
+    want = np.exp(a.astype(np.float64))
+    want[:16] = b
+    np.testing.assert_allclose(c(a, b, config=RunConfig(platform=platform)), want + 1, rtol=1e-6, atol=1e-6)
+    assert len(c.pto_files()) >= 3  # exp | assemble | add
