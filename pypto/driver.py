@@ -33,6 +33,33 @@ from pypto.passes.pass_manager import OptimizationStrategy, PassManager, Verific
 _COUNTER = itertools.count()
 
 
+# What a compile writes into its output directory; an earlier compile's files there are removed
+# first, so that the directory always describes one program (the backend reads every .pto in it).
+_OUTPUTS = {"kernels": ("*.pto", "*.cpp"), "orchestration": ("*.pto",), "passes_dump": ("[0-9][0-9]_*.py",),
+            "report": ("*.json",), "native": ("*.cpp",)}
+_OUTPUT_FILES = ("signature.json", "lowered.py", "compile_report.json")
+
+
+_MARKER = ".pypto-output"  # written by every compile: only such a directory is cleared
+
+
+def _clear_outputs(out: Path) -> None:
+    import shutil
+
+    if not (out / _MARKER).exists():
+        (out / _MARKER).write_text("written by pypto ir.compile; its outputs are replaced by the next compile\n")
+        return
+    for d, patterns in _OUTPUTS.items():  # only the files a compile writes (the rest is not ours)
+        if (out / d).is_dir():
+            for pat in patterns:
+                for f in (out / d).glob(pat):
+                    f.unlink(missing_ok=True)
+            if not any((out / d).iterdir()):
+                shutil.rmtree(out / d)
+    for f in _OUTPUT_FILES:
+        (out / f).unlink(missing_ok=True)
+
+
 def _default_dir(name: str) -> Path:
     stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
     base = Path("build_output") / f"{name}_{stamp}"
@@ -102,6 +129,7 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
     out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
     try:
         out.mkdir(parents=True, exist_ok=True)
+        _clear_outputs(out)
     except OSError as e:
         raise ValueError(f"output_dir {str(out)!r}: cannot create the directory ({e.strerror or e})") from None
     target = target_for(backend_type)

@@ -118,3 +118,34 @@ def test_cached_compile_is_equivalent(tmp_path):
     x = np.random.default_rng(1).standard_normal((32, 64), dtype=np.float32)
     np.testing.assert_array_equal(c1(x), c2(x))
     ir.assert_structural_equal(c1.program, c2.program, enable_auto_mapping=True)
+
+
+def test_recompiling_into_the_same_output_dir_replaces_it(tmp_path):
+    @pl.function
+    def first(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.add(a, 1.0)
+
+    @pl.function
+    def second(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.mul(a, 3.0)
+
+    out = tmp_path / "o"
+    ir.compile(first, output_dir=out, dump_passes=True)
+    c = ir.compile(second, output_dir=out)
+    x = np.ones((16, 16), np.float32)
+    np.testing.assert_array_equal(c(x), x * 3)
+    assert len(list((out / "orchestration").glob("*.pto"))) == 1
+    assert not (out / "passes_dump").exists()  # the first compile's dumps are gone
+
+
+def test_a_directory_not_written_by_a_compile_is_not_cleared(tmp_path):
+    @pl.function
+    def f(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.add(a, 1.0)
+
+    mine = tmp_path / "project" / "kernels" / "notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("user data")
+    ir.compile(f, output_dir=tmp_path / "project")
+    ir.compile(f, output_dir=tmp_path / "project")  # (clears only what a compile wrote)
+    assert mine.read_text() == "user data"
