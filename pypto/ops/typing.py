@@ -151,6 +151,17 @@ def broadcast_result(operands: list[ShapedType], shape, dtype: DataType) -> Type
         return result_like(a, shape, dtype)
     shape = tuple(shape)
     n = len(shape)
+    out = [static_dim(d) for d in shape]
+    for t in operands:
+        padded = [1] * (n - t.rank) + [static_dim(d) for d in t.shape]
+        if None in padded or None in out or padded == out:
+            continue
+        if all(p == 1 for p in padded[:-1]) or (padded[-1] == 1 and padded[:-1] == out[:-1]):
+            continue  # a row [1, C], a column [R, 1] or a scalar of the tile seen as rows x last axis
+        raise OpError(f"broadcasting {_fmt(t.shape)} to {_fmt(shape)}: tiles broadcast a row, a column or a "
+                      "scalar of their 2-D (rows x last axis) form, not along a leading axis",
+                      hint="expand the operand to the full shape first (e.g. in the orchestration), or "
+                           "reshape both to 2-D")
     valid = []
     for ax, d in enumerate(shape):
         pick = d

@@ -115,3 +115,42 @@ def test_kernel_calling_itself_is_a_located_compile_error():
     with pytest.raises(CompileError, match="kernel k calls itself") as e:
         ir.compile(prog, skip_ptoas=True)
     assert ":8:" in str(e.value) and "r = self.k(a, c)" in str(e.value)
+
+
+@pytest.mark.parametrize("body", [
+    "    return pl.add(pl.transpose(a, 1, 2), 0.0)\n",
+    "    return pl.add(pl.transpose(a, 0, 2), 0.0)\n",
+])
+def test_rank_3_transpose_in_a_kernel_is_refused_not_wrong(body):
+    from pypto import ir
+    from pypto.passes import PassError
+
+    prog = pl.parse(HEAD + "@pl.function\ndef f(a: pl.Tensor[[2, 4, 4], pl.FP32]) -> pl.Tensor[[2, 4, 4], pl.FP32]:\n" + body)
+    with pytest.raises(PassError, match="a tile transposes its last two axes"):
+        ir.compile(prog, skip_ptoas=True)
+
+
+@pytest.mark.parametrize("b_shape", ["[3, 16]", "[1, 3, 16]", "[2, 1, 16]"])
+def test_broadcast_along_a_leading_axis_in_a_kernel_is_refused_not_wrong(b_shape):
+    from pypto import ir
+    from pypto.passes import PassError
+
+    prog = pl.parse(HEAD + f"@pl.function\ndef f(a: pl.Tensor[[2, 3, 16], pl.FP32], b: pl.Tensor[{b_shape}, pl.FP32]) -> "
+                    "pl.Tensor[[2, 3, 16], pl.FP32]:\n    return pl.add(a, b)\n")
+    with pytest.raises(PassError, match="not along a leading axis"):
+        ir.compile(prog, skip_ptoas=True)
+
+
+@pytest.mark.parametrize("b_shape", ["[1, 1, 16]", "[2, 3, 1]", "[16]"])
+def test_row_column_and_scalar_broadcasts_of_rank_3_still_run(b_shape, tmp_path):
+    import numpy as np
+
+    from pypto import ir
+
+    prog = pl.parse(HEAD + f"@pl.function\ndef f(a: pl.Tensor[[2, 3, 16], pl.FP32], b: pl.Tensor[{b_shape}, pl.FP32]) -> "
+                    "pl.Tensor[[2, 3, 16], pl.FP32]:\n    return pl.add(a, b)\n")
+    c = ir.compile(prog, output_dir=tmp_path / "o")
+    shape = tuple(int(x) for x in b_shape.strip("[]").split(","))
+    a = np.arange(96, dtype=np.float32).reshape(2, 3, 16)
+    b = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) * 10
+    np.testing.assert_array_equal(c(a, b), a + b)
