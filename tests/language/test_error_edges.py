@@ -125,7 +125,7 @@ def test_rank_3_transpose_in_a_kernel_is_refused_not_wrong(body):
     from pypto import ir
     from pypto.passes import PassError
 
-    prog = pl.parse(HEAD + "@pl.function\ndef f(a: pl.Tensor[[2, 4, 4], pl.FP32]) -> pl.Tensor[[2, 4, 4], pl.FP32]:\n" + body)
+    prog = pl.parse(HEAD + "@pl.function\ndef f(a: pl.Tensor[[4, 4, 4], pl.FP32]) -> pl.Tensor[[4, 4, 4], pl.FP32]:\n" + body)
     with pytest.raises(PassError, match="a tile transposes its last two axes"):
         ir.compile(prog, skip_ptoas=True)
 
