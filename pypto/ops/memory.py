@@ -278,7 +278,7 @@ define("tensor.full", [arg("shape", "shape"), attr("dtype", "dtype"), attr("valu
 
 def _fillpad_rule(name: str):
     def infer(args, kw):
-        t = expect_shaped(name, args[0], "input")
+        t = (expect_tile if name.startswith("block.") else expect_tensor)(name, args[0], "input")
         if isinstance(t, TileType):
             return tile_result(t.shape, t.dtype, memory_space=t.space)  # the whole tile becomes valid
         return result_like(t)
@@ -308,11 +308,12 @@ def _fillpad_ref(x, *, pad_value=PadValue.zero, valid=None):
 
 define("block.fillpad", [arg("input", "tile"), attr("pad_value", "padvalue", PadValue.zero)],
        _fillpad_rule("block.fillpad"), reference=_fillpad_ref, pto="tfillpad", pipe=PipeType.V,
-       dsl=("pl.block.fillpad", "pl.fillpad"),
+       dsl=("pl.block.fillpad",),
        doc="fill outside the valid region with zero / the dtype's max / min; the whole tile becomes valid")
 define("tensor.fillpad", [arg("input", "tensor"), attr("pad_value", "padvalue", PadValue.zero)],
        _fillpad_rule("tensor.fillpad"), reference=_fillpad_ref, tile_form="block.fillpad",
        doc="fill outside the valid region (lowered to block.fillpad inside kernels)")
+unified("fillpad", tensor="tensor.fillpad", tile="block.fillpad", doc="fill outside the valid region")
 
 
 def _alloc_rule(args, kw):

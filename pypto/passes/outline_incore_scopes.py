@@ -21,14 +21,16 @@ from collections import Counter
 
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import FunctionType, ParamDirection, ScopeKind
-from pypto.ir.expr import Call, DynVar, Expr, GlobalVar, TupleGetItem, Var, scalar_type
+from pypto.ir.expr import Call, ConstInt, DynVar, Expr, GlobalVar, MakeTuple, TupleGetItem, Var, scalar_type
 from pypto.ir.function import Function, Program
+from pypto.ir.node import replace
+from pypto.ir.op import create_op_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, seq, stmt_list
-from pypto.ir.types import ScalarType, TileType, TupleType
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
 
 from .base import IRProperty, Pass, PassContext, PassError
-from .ir_utils import clone_fresh, substitute
+from .ir_utils import clone_fresh, substitute, walk_stmts
 from .outline_utils import (
     callees,
     defined_vars,
@@ -93,6 +95,13 @@ class _Outliner(IRMutator):
         self.kernels: list[Function] = []
         self.count = 0
         self.uses: Counter[Var] = use_counts(fn.body)
+        # tensors that are windows with a valid region (pl.view(t, shape, offset, valid_shape)): the
+        # task gets only the valid part, so the kernel views its parameter with its run-time extents
+        self.valid_views: dict[Var, tuple[Expr, ...]] = {
+            st.var: st.value.args[3].elements for st in walk_stmts(fn.body)
+            if isinstance(st, AssignStmt) and isinstance(st.value, Call)
+            and st.value.op_name in ("tensor.view", "tensor.slice") and len(st.value.args) > 3
+            and isinstance(st.value.args[3], MakeTuple)}
 
     def visit_SeqStmts(self, s: SeqStmts) -> Stmt:
         out = [self.visit(x) for x in s.stmts]
@@ -106,7 +115,7 @@ class _Outliner(IRMutator):
         body = _merge_nested(stmt_list(s.body))
         name = unique_name(f"{self.fn.name}_incore_{self.count}", self.taken)
         self.count += 1
-        kernel, args, results = _outline(name, body, self.uses, s)
+        kernel, args, results = _outline(name, body, self.uses, s, self.valid_views)
         self.kernels.append(kernel)
         ctype = results[0].type if len(results) == 1 else TupleType(tuple(v.type for v in results))
         call = Call(GlobalVar(name), tuple(args), (), ctype, span=s.span)
@@ -130,7 +139,8 @@ def _merge_nested(stmts: list[Stmt]) -> list[Stmt]:
     return out
 
 
-def _outline(name: str, body: list[Stmt], uses: Counter, scope: ScopeStmt) -> tuple[Function, list[Expr], list[Var]]:
+def _outline(name: str, body: list[Stmt], uses: Counter, scope: ScopeStmt,
+             valid_views: dict[Var, tuple[Expr, ...]] | None = None) -> tuple[Function, list[Expr], list[Var]]:
     """The kernel for a region, the call's arguments, and the caller's variables it defines."""
     defs = defined_vars(body)
     inside = use_counts(body)
@@ -157,8 +167,31 @@ def _outline(name: str, body: list[Stmt], uses: Counter, scope: ScopeStmt) -> tu
         subst[d] = p
         params.append(p)
         args.append(d)
-    copy, renamed = clone_fresh(SeqStmts(tuple(body)), subst)  # the kernel gets its own variables
-    kbody = stmt_list(copy)
+    head: list[Stmt] = []
+    body_subst = dict(subst)
+    for i, v in enumerate(values):
+        valid = (valid_views or {}).get(v)
+        if valid is not None and isinstance(v.type, TensorType):
+            sp = v.span
+            # the extents the valid region may shrink are run-time extents of the parameter
+            shape = tuple(d if isinstance(e, ConstInt) and isinstance(d, ConstInt) and e.value == d.value
+                          else DynVar(f"{v.name}_d{k}", span=sp) for k, (d, e) in enumerate(zip(v.type.shape, valid)))
+            p = Var(v.name, replace(v.type, shape=shape), span=sp)
+            subst[v] = p
+            params[i] = p
+            dims = []
+            for k in range(v.type.rank):
+                d = Var(f"{p.name}_valid{k}", scalar_type(DataType.INDEX), span=sp)
+                head.append(AssignStmt(d, create_op_call("tensor.dim", [p], {"axis": k}, sp), span=sp))
+                dims.append(d)
+            zeros = MakeTuple(tuple(ConstInt(0) for _ in dims))
+            call = create_op_call("tensor.view", [p, MakeTuple(tuple(v.type.shape)), zeros, MakeTuple(tuple(dims))], {},
+                                  sp)
+            pv = Var(f"{p.name}_valid", call.type, span=sp)
+            head.append(AssignStmt(pv, call, span=sp))
+            body_subst[v] = pv
+    copy, renamed = clone_fresh(SeqStmts(tuple(body)), body_subst)  # the kernel gets its own variables
+    kbody = head + stmt_list(copy)
     rets = tuple(renamed[v] for v in results)
     kbody.append(ReturnStmt(rets, span=scope.span))
     kernel = Function(name, tuple(params), tuple(ParamDirection.In for _ in params),

@@ -74,3 +74,23 @@ def test_assemble_between_row_ops_on_dynamic_rows(rows, platform):
     want[:16] = b
     np.testing.assert_allclose(c(a, b, config=RunConfig(platform=platform)), want + 1, rtol=1e-6, atol=1e-6)
     assert len(c.pto_files()) >= 3  # exp | assemble | add
+
+
+@pl.function
+def plus_one_on_valid(a: pl.Tensor[[16, 32], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 32], pl.FP32]:
+    out = pl.create_tensor([16, 32], dtype=pl.FP32)
+    v = pl.slice(a, [16, 32], [0, 0], valid_shape=[16, n])
+    out = pl.assemble(out, pl.add(v, 1.0), [0, 0])
+    return out
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+@pytest.mark.parametrize("n", [9, 32, 1])
+def test_tensor_ops_on_a_view_with_a_valid_shape(n, platform):
+    """The outlined kernel sees the valid part of the window (its run-time extents): it computes and
+    writes only there; the rest of the created output stays zero."""
+    c = ir.compile(plus_one_on_valid)
+    a = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+    want = np.zeros_like(a)
+    want[:, :n] = a[:, :n] + 1
+    np.testing.assert_array_equal(c(a, n, config=RunConfig(platform=platform)), want)
