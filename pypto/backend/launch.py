@@ -281,8 +281,15 @@ def _run_native(compiled: Any, sig: Signature, values: list, outputs: list, cfg:
     mode = getattr(cfg, "sched_mode", "fifo")
     rt = default_runtime(nw, mode) if not isinstance(cfg, Runtime) else cfg
     trace = bool(getattr(cfg, "enable_trace", False))
-    result = rt.run_program(native.handle, values + outputs, _kinds(sig, len(outputs)), trace=trace)
+    kinds = _kinds(sig, len(outputs))
+    for _ in range(getattr(cfg, "warmup", 0)):  # benchmarking runs (InOut arguments see every one)
+        rt.run_program(native.handle, values + outputs, kinds)
+    times = []
+    for _ in range(getattr(cfg, "repeat", 1)):
+        result = rt.run_program(native.handle, values + outputs, kinds, trace=trace)
+        times.append(result.stats.elapsed_ns / 1e9)
     compiled.last_run = result
+    compiled.last_times = times  # seconds per timed run (RunConfig.repeat of them)
     if trace and result.trace is not None:
         path = getattr(cfg, "trace_path", None) or (compiled.output_dir / "trace.json")
         result.trace.to_chrome_json(path)

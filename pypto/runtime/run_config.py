@@ -25,8 +25,8 @@ class RunConfig:
     sched_mode: str = "fifo"           # "fifo" or "locality"
     enable_trace: bool = False         # record a per-task trace
     trace_path: str | os.PathLike[str] | None = None   # where to write the Chrome trace JSON
-    warmup: int = 0                    # untimed runs before the timed ones
-    repeat: int = 1                    # timed runs
+    warmup: int = 0                    # untimed runs before the timed ones (cpu; each one writes the outputs)
+    repeat: int = 1                    # timed runs; their seconds are in compiled.last_times
 
     def __post_init__(self) -> None:
         if not isinstance(self.platform, str) or not self.platform:

@@ -216,3 +216,15 @@ def test_misaligned_read_only_and_broadcast_arrays(axpy):
         axpy(x, y, 1.0, ro)
     with pytest.raises(ArgumentError, match="parameter 'out' is written"):
         axpy(x, y, 1.0, np.broadcast_to(np.float32(0), (20, 32)))
+
+
+def test_warmup_and_repeat_run_the_program_that_often(tmp_path):
+    @pl.function
+    def bump(x: pl.InOut[pl.Tensor[[8], pl.FP32]]) -> pl.Tensor[[8], pl.FP32]:
+        return pl.assemble(x, pl.add(x, 1.0), [0])
+
+    c = ir.compile(bump, output_dir=tmp_path / "o")
+    x = np.zeros(8, np.float32)
+    c(x, config=RunConfig(warmup=2, repeat=3))
+    np.testing.assert_array_equal(x, 5.0)  # every run writes its InOut argument
+    assert len(c.last_times) == 3 and all(t > 0 for t in c.last_times)
