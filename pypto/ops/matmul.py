@@ -159,7 +159,8 @@ def _tensor_matmul_rule(args, kw):
     a = expect_tensor("tensor.matmul", args[0], "lhs")
     b = expect_tensor("tensor.matmul", args[1], "rhs")
     m, _, n = _mm_shapes("tensor.matmul", a, b, kw["a_trans"], kw["b_trans"])
-    dt = kw["out_dtype"] or acc_dtype(a.dtype, b.dtype, "tensor.matmul")
+    acc_dtype(a.dtype, b.dtype, "tensor.matmul")  # (checks the operand dtypes)
+    dt = kw["out_dtype"] or a.dtype  # reference §1.2: out_dtype, or the (equal) operand dtype
     return TensorType((m, n), dt)
 
 

@@ -175,7 +175,13 @@ def _matmul(conv, c: Call, s: Stmt, hint: str):
     a = conv.as_tile(lhs, Left, bool(kw.get("a_trans")), s.span)
     b = conv.as_tile(rhs, Right, bool(kw.get("b_trans")), s.span)
     if acc_form:
-        call = conv.op("block.matmul_acc", [conv.as_tile(c.args[0], Acc, span=s.span), a, b], {}, s.span)
+        acc = conv.as_tile(c.args[0], Acc, span=s.span)
+        want = DataType.FP32 if a.type.dtype.is_float else DataType.INT32  # the Acc tile's dtype
+        if acc.type.dtype is not want:  # an accumulator tensor of the operand dtype: widen it first
+            v = conv.as_tile(c.args[0], Vec, span=s.span)
+            wide = conv.tile(f"{hint}_acc_in", conv.op("block.cast", [v], {"target_type": want}, s.span), s.span)
+            acc = conv.as_tile(wide, Acc, span=s.span)
+        call = conv.op("block.matmul_acc", [acc, a, b], {}, s.span)
     else:
         call = conv.op("block.matmul", [a, b], {}, s.span)
     out = conv.tile(hint if call.type.dtype is c.type.dtype else f"{hint}_acc", call, s.span)

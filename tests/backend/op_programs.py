@@ -573,9 +573,11 @@ TCASES += [
     TCase("tensor.matmul", "pl.matmul(pl.view(a, [16, 32], [0, 0]), pl.view(b, [32, 64], [0, 0]), out_dtype=pl.{dt})",
           lambda x, dt: _tmm(x), ("mm_a", "mm_b"), tol=SUM, id="matmul_out_dtype", kw={"out_dtype": "{dt}"}),
     TCase("tensor.matmul", "pl.add(pl.matmul(pl.view(a, [16, 32], [0, 0]), pl.view(b, [32, 64], [0, 0])), {c})",
-          lambda x, dt: ref("tensor.add")(_tmm(x), x["c"]), ("mm_a", "mm_b"), tol=SUM, id="matmul_then_add"),
+          lambda x, dt: ref("tensor.add")(_tmm(x).astype(dt_of(dt).to_numpy()), x["c"]), ("mm_a", "mm_b"), tol=SUM,
+          id="matmul_then_add"),  # (the matmul result is rounded to its dtype before the add)
     TCase("tensor.matmul_acc", "pl.matmul_acc(t0, pl.view(c, [16, 32], [0, 0]), pl.view(pos, [32, 64], [0, 0]))",
-          lambda x, dt: ref("tensor.matmul_acc")(_tmm(x), x["c_full"][:16, :32], x["pos_full"][:32]),
+          lambda x, dt: ref("tensor.matmul_acc")(_tmm(x).astype(dt_of(dt).to_numpy()), x["c_full"][:16, :32],
+                                                 x["pos_full"][:32]),
           ("mm_acc", "mm_a", "mm_b"), tol=SUM,
           pre=("t0 = pl.matmul(pl.view(a, [16, 32], [0, 0]), pl.view(b, [32, 64], [0, 0]))",)),
 ]
@@ -664,7 +666,7 @@ _PROBE_ARG: dict[str, Callable[[DataType, Level], Any]] = {
     "bias": lambda dt, lv: _tile(dt, (1, C), MemorySpace.Bias),
     "mm_a": lambda dt, lv: _tensor(dt, (R, 32)),
     "mm_b": lambda dt, lv: _tensor(dt, (32, C)),
-    "mm_acc": lambda dt, lv: _tensor(_acc_dt(dt), (R, C)),
+    "mm_acc": lambda dt, lv: _tensor(dt, (R, C)),  # (a tensor matmul returns its operand dtype)
 }
 # whole operand lists (and attributes) for ops whose operands are shapes, indices, windows
 _PROBE_CALL: dict[str, Callable[[DataType], tuple[tuple, dict]]] = {

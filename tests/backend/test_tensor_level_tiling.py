@@ -94,3 +94,27 @@ def test_tensor_ops_on_a_view_with_a_valid_shape(n, platform):
     want = np.zeros_like(a)
     want[:, :n] = a[:, :n] + 1
     np.testing.assert_array_equal(c(a, n, config=RunConfig(platform=platform)), want)
+
+
+@pl.function
+def half_matmul(a: pl.Tensor[[32, 64], pl.FP16], b: pl.Tensor[[64, 16], pl.FP16],
+                acc: pl.Tensor[[32, 16], pl.FP16]) -> tuple[pl.Tensor[[32, 16], pl.FP16], pl.Tensor[[32, 16], pl.FP16],
+                                                            pl.Tensor[[32, 16], pl.FP32]]:
+    c = pl.matmul(a, b)  # reference §1.2: the operand dtype unless out_dtype says otherwise
+    d = pl.matmul_acc(acc, a, b)  # an FP16 accumulator tensor: widened, accumulated in FP32, rounded back
+    e = pl.matmul(a, b, out_dtype=pl.FP32)
+    return c, d, e
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_tensor_matmul_result_dtype_follows_the_reference(platform):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((32, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 16)).astype(np.float16)
+    acc = rng.standard_normal((32, 16)).astype(np.float16)
+    c, d, e = ir.compile(half_matmul)(a, b, acc, config=RunConfig(platform=platform))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert c.dtype == np.float16 and d.dtype == np.float16 and e.dtype == np.float32
+    np.testing.assert_allclose(e, exact, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(c.astype(np.float64), exact, rtol=1e-3, atol=1e-3)  # (rounded once to FP16)
+    np.testing.assert_allclose(d.astype(np.float64), acc.astype(np.float64) + exact, rtol=2e-3, atol=2e-2)
