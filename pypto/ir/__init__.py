@@ -52,10 +52,10 @@ _LAZY = {
     "OptimizationStrategy": ("pypto.passes.pass_manager", "OptimizationStrategy"),
     "VerificationLevel": ("pypto.passes.pass_manager", "VerificationLevel"),
     "PassManager": ("pypto.passes.pass_manager", "PassManager"),
-    "serialize": ("pypto.ir.serialize", "serialize"),
-    "deserialize": ("pypto.ir.serialize", "deserialize"),
-    "serialize_to_file": ("pypto.ir.serialize", "serialize_to_file"),
-    "deserialize_from_file": ("pypto.ir.serialize", "deserialize_from_file"),
+    "serialize": ("pypto.ir.serialization", "serialize"),
+    "deserialize": ("pypto.ir.serialization", "deserialize"),
+    "serialize_to_file": ("pypto.ir.serialization", "serialize_to_file"),
+    "deserialize_from_file": ("pypto.ir.serialization", "deserialize_from_file"),
     "IRBuilder": ("pypto.ir.builder", "IRBuilder"),
     "verify": ("pypto.ir.verifier", "verify"),
     "VerificationError": ("pypto.ir.verifier", "VerificationError"),
@@ -63,11 +63,13 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "pass_manager":  # `ir.pass_manager.PassManager` without importing the submodule first
+        return importlib.import_module("pypto.ir.pass_manager")
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'pypto.ir' has no attribute '{name}'")
-    import importlib
-
     return getattr(importlib.import_module(target[0]), target[1])
 
 

@@ -180,7 +180,14 @@ class _Hasher:
             return hash(tuple(self.value(x, defining) for x in v))
         if isinstance(v, float) and v.is_integer():
             return hash(int(v))
-        return hash(v)
+        if isinstance(v, dict):
+            return hash(tuple((k, self.value(x, defining)) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))))
+        if isinstance(v, list):
+            return hash(tuple(self.value(x, defining) for x in v))
+        try:
+            return hash(v)
+        except TypeError:  # an unhashable plain value (an op definition, ...): by what it prints as
+            return hash((type(v).__name__, getattr(v, "name", None) or repr(v)))
 
     def fields(self, n: Node) -> int:
         return hash(tuple(self.value(getattr(n, name), kind is _DEF)

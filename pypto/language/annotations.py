@@ -73,7 +73,11 @@ class TileAnn:
         space = self.memory_space
         if space is None:
             space = self.memref.memory_space if self.memref is not None else MemorySpace.Vec
-        return TileType(self.shape, self.dtype, space, self.memref, self.tile_view)
+        m = self.memref
+        if m is not None and m.memory_space is MemorySpace.DDR and space is not MemorySpace.DDR:
+            # the public MemRef(addr, size, id) names no space: it is the tile's
+            m = make_memref(space, m.addr, m.size, m.id)
+        return TileType(self.shape, self.dtype, space, m, self.tile_view)
 
 
 @dataclass(frozen=True)
@@ -204,7 +208,7 @@ class Tuple:
 def MemRefAnn(memory_space, addr: int = -1, size: int = 0, id: int = 0) -> MemRef:  # noqa: N802
     """`pl.MemRef(space, addr, size, id)` inside a type annotation."""
     if not isinstance(memory_space, MemorySpace):
-        # public 3-argument form MemRef(addr, size, id): a DDR buffer
+        # public 3-argument form MemRef(addr, size, id): DDR unless the tile annotation names a space
         return make_memref(MemorySpace.DDR, int(memory_space), int(addr), int(size))
     return make_memref(memory_space, addr, size, id)
 

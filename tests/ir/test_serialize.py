@@ -41,7 +41,7 @@ from pypto.ir.expr import (
 from pypto.ir.function import Function, Program
 from pypto.ir.node import Node, node_fields
 from pypto.ir.op import get_op
-from pypto.ir.serialize import (
+from pypto.ir.serialization import (
     FORMAT_VERSION,
     MAGIC,
     DeserializationError,

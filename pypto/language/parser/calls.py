@@ -92,6 +92,7 @@ class OpCaller:
                                   hint="signature: " + _sig(op))
         out = {p.name: a for p, a in zip(params, args)}
         names = op.param_names
+        kwargs = {_kw_alias(op, short, k): v for k, v in kwargs.items()}
         for k, v in kwargs.items():
             if k not in names:
                 close = difflib.get_close_matches(k, {p.name for p in params}, n=1)
@@ -208,3 +209,23 @@ def _sig(op: OpDef) -> str:
             s += "=None"
         parts.append(s)
     return f"{op.name}({', '.join(parts)})"
+
+
+# Keyword names of the public reference (§1.1) for parameters that have another name here:
+# (op family, keyword) -> our parameter name, or its position.
+_KW_ALIASES: dict[tuple[str, str], str | int] = {
+    ("row_max", "tmp_tile"): "tmp", ("row_sum", "tmp_tile"): "tmp", ("row_min", "tmp_tile"): "tmp",
+    ("expands", "scalar"): "value", ("fillpad", "value"): "input",
+    ("read", "offset"): "indices", ("read", "src"): 0,
+    ("write", "offset"): "indices", ("write", "dst"): 0,
+}
+
+
+def _kw_alias(op: OpDef, short: str, k: str) -> str:
+    family = short.rsplit(".", 1)[-1]
+    target = _KW_ALIASES.get((family, k))
+    if target is None or k in op.param_names:
+        return k
+    if isinstance(target, int):
+        return op.params[target].name if target < len(op.params) else k
+    return target if target in op.param_names else k
