@@ -32,7 +32,19 @@ from . import dsl as _dsl
 from .annotations import InOut, Out, Scalar, Tensor, Tile, Tuple, Unknown, dynamic
 from .annotations import MemRefAnn as MemRef
 from .decorators import InlineFunction, function, inline, loads, loads_program, parse, parse_program, program
-from .dsl import auto_incore, cond, const, incore, parallel, range, unroll, while_, yield_  # noqa: A004
+from .dsl import (  # noqa: A004
+    auto_incore,
+    cond,
+    const,
+    incore,
+    parallel,
+    range,
+    static_assert,
+    static_print,
+    unroll,
+    while_,
+    yield_,
+)
 from .errors import (
     InvalidOperationError,
     ParserError,
@@ -89,7 +101,7 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",
 ]

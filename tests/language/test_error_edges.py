@@ -154,3 +154,20 @@ def test_row_column_and_scalar_broadcasts_of_rank_3_still_run(b_shape, tmp_path)
     a = np.arange(96, dtype=np.float32).reshape(2, 3, 16)
     b = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) * 10
     np.testing.assert_array_equal(c(a, b), a + b)
+
+
+def test_static_print_and_static_assert(capsys):
+    @pl.function
+    def f(a: pl.Tensor[[8, 16], pl.FP32]) -> pl.Tensor[[8, 16], pl.FP32]:
+        pl.static_print("shape is", a, 8 * 16)
+        pl.static_assert(8 * 16 == 128, "size")
+        return pl.add(a, 1.0)
+
+    out = capsys.readouterr().out
+    assert "shape is" in out and "pl.Tensor[[8, 16], pl.FP32]" in out and "128" in out
+    from pypto import ir
+
+    assert "static" not in ir.python_print(f)  # parse time only: no IR
+    e = _parse_error("@pl.function\ndef g(a: pl.Tensor[[8], pl.FP32]) -> pl.Tensor[[8], pl.FP32]:\n"
+                     "    pl.static_assert(1 + 1 == 3, 'arithmetic')\n    return a\n")
+    assert "static assertion failed: arithmetic" in str(e) and ":5:" in str(e)

@@ -453,6 +453,23 @@ class ExprParser(OpCaller):
             if not lo <= v <= hi:
                 raise ParserTypeError(f"pl.const: {v} does not fit in {dtype.name} [{lo}, {hi}]", sp)
             return E.ConstInt(v, dtype, span=sp)
+        if h.name == "static_print":  # parse time only: no IR
+            from pypto.ir.printer import type_str
+
+            args, kwargs, _ = self.call_args(node)
+            parts = [type_str(a.type) if isinstance(a, Expr) and a.type is not None else repr(a) for a in args]
+            print(f"{sp.filename}:{sp.begin_line}: " + " ".join(parts))
+            return None
+        if h.name == "static_assert":
+            args, kwargs, _ = self.call_args(node)
+            cond = args[0] if args else kwargs.get("cond")
+            msg = args[1] if len(args) > 1 else kwargs.get("msg", "")
+            if isinstance(cond, Expr):
+                raise ParserTypeError("pl.static_assert needs a condition known at parse time (a Python value)", sp,
+                                      hint="use Python values and shapes (e.g. tensor shapes from annotations)")
+            if not cond:
+                raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
+            return None
         if h.name in ("yield_", "cond"):
             raise InvalidOperationError(f"pl.{h.name}(...) is a statement; it cannot be used inside an expression",
                                         sp)
