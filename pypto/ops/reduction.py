@@ -108,11 +108,12 @@ def _axis_ref(fn):
 
 
 _AXIS = [attr("axis", "int", None), attr("keepdim", "bool", False)]
+_AXIS0 = [attr("axis", "int", 0, nullable=True), attr("keepdim", "bool", False)]  # max / min: reference §1.3 default axis 0
 define("block.sum", [arg("input", "tile"), *_AXIS], _axis_rule("block.sum"), reference=_axis_ref(np.sum),
        pipe=V, dsl=("pl.block.sum", "pl.sum"), doc="sum over an axis (all axes when axis is None)")
-define("block.max", [arg("input", "tile"), *_AXIS], _axis_rule("block.max"), reference=_axis_ref(np.max),
+define("block.max", [arg("input", "tile"), *_AXIS0], _axis_rule("block.max"), reference=_axis_ref(np.max),
        pipe=V, dsl=("pl.block.max",), doc="max over an axis")
-define("block.min", [arg("input", "tile"), *_AXIS], _axis_rule("block.min"), reference=_axis_ref(np.min),
+define("block.min", [arg("input", "tile"), *_AXIS0], _axis_rule("block.min"), reference=_axis_ref(np.min),
        pipe=V, dsl=("pl.block.min",), doc="min over an axis")
 unified("max", tile="block.max", scalar="scalar.max", doc="tile max over an axis, or max of two scalars")
 unified("min", tile="block.min", scalar="scalar.min", doc="tile min over an axis, or min of two scalars")

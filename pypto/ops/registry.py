@@ -57,6 +57,7 @@ class Param:
     kind: str
     default: Any = REQUIRED
     optional: bool = False  # an operand that may be omitted (then absent from IR args)
+    nullable: bool = False  # an attribute that also takes None (besides its default)
 
     def __post_init__(self):
         if self.kind not in OPERAND_KINDS and self.kind not in ATTR_KINDS:
@@ -71,10 +72,10 @@ def arg(name: str, kind: str = "value", default: Any = REQUIRED, optional: bool 
     return Param(name, kind, default, optional)
 
 
-def attr(name: str, kind: str, default: Any = REQUIRED) -> Param:
+def attr(name: str, kind: str, default: Any = REQUIRED, nullable: bool = False) -> Param:
     if kind not in ATTR_KINDS:
         raise ValueError(f"{kind!r} is not an attribute kind")
-    return Param(name, kind, default)
+    return Param(name, kind, default, nullable=nullable)
 
 
 InferFn = Callable[[tuple[Expr, ...], dict[str, Any]], Type]
@@ -194,7 +195,7 @@ _ENUM_KINDS: dict[str, type[enum.Enum]] = {
 def coerce_attr(opname: str, p: Param, v: Any) -> Any:
     """Check and normalize one attribute value (enums given as ints or names become members)."""
     k = p.kind
-    if v is None and p.default is None:
+    if v is None and (p.default is None or p.nullable):
         return None
     if k == "dtype":
         if isinstance(v, DataType):

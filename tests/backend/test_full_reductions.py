@@ -21,8 +21,8 @@ class P:
     def k(self, x: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
           o2: pl.Out[pl.Tensor[[1, 1], pl.FP32]]) -> tuple[pl.Tensor[[16, 64], pl.FP32], pl.Tensor[[1, 1], pl.FP32]]:
         t = pl.load(x, [0, 0], [16, 64], [13, 60])
-        s = pl.block.OP(t)
-        m = pl.block.OP(t, keepdim=True)
+        s = pl.block.OP(t, axis=None)
+        m = pl.block.OP(t, axis=None, keepdim=True)
         u = pl.sub(t, s)
         r1 = pl.store(u, [0, 0], o)
         r2 = pl.store(m, [0, 0], o2)
