@@ -217,12 +217,13 @@ def _write_signature(out: Path, program: Program, cg: Any) -> None:
     def dims(t) -> list:
         return [d.value if isinstance(d, ConstInt) else (d.name if isinstance(d, DynVar) else "?") for d in t.shape]
 
+    written = _written_params(cg.orchestration.funcs[0]) if cg.orchestration is not None else set()
     params = []
-    for p, d in zip(fn.params, fn.param_directions):
+    for i, (p, d) in enumerate(zip(fn.params, fn.param_directions)):
         t = p.type
         if isinstance(t, TensorType):
             params.append({"name": p.name, "kind": "tensor", "dtype": t.dtype.name, "shape": dims(t),
-                           "dir": d.name.lower()})
+                           "dir": d.name.lower(), "written": i in written})
         elif isinstance(t, ScalarType):
             params.append({"name": p.name, "kind": "scalar", "dtype": t.dtype.name})
     rets = []
@@ -233,6 +234,29 @@ def _write_signature(out: Path, program: Program, cg: Any) -> None:
             rets.append({"kind": "scalar", "dtype": t.dtype.name})
     (out / "signature.json").write_text(json.dumps({"entry": entry, "params": params, "returns": rets,
                                                     "slots": slots}, indent=2))
+
+
+def _written_params(orch: Any) -> set[int]:
+    """Entry parameters some task writes (through views and reshapes of them) or the task program
+    writes an element of. An `In` one of those is handed a copy at call time: the caller's array
+    is input only."""
+    from pypto.pto.model import walk
+
+    args = {id(a): i for i, a in enumerate(orch.args)}
+    root: dict[int, int] = dict(args)
+    out: set[int] = set()
+    for op in walk(orch.body):
+        if op.name in ("pto.tensor_slice", "pto.tensor_reshape") and op.operands and op.results:
+            r = root.get(id(op.operands[0]))
+            if r is not None:
+                root[id(op.results[0])] = r
+        elif op.name == "pto.submit":
+            for v, d in zip(op.operands, op.attrs.get("dirs", [])):
+                if d in ("out", "inout") and id(v) in root:
+                    out.add(root[id(v)])
+        elif op.name == "pto.tensor_write" and len(op.operands) > 1 and id(op.operands[1]) in root:
+            out.add(root[id(op.operands[1])])
+    return out
 
 
 class CompiledProgram(str):

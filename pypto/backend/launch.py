@@ -31,6 +31,7 @@ class Param:
     dtype: DataType
     shape: list[int | str]
     dir: str  # in / out / inout / scalar
+    written: bool = False  # an `in` tensor some task writes: it gets a copy (the caller's array is input)
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Signature:
 
         def conv(p: dict, i: int) -> Param:
             return Param(p.get("name", f"result{i}"), p["kind"], DataType[p["dtype"]], list(p.get("shape", [])),
-                         p.get("dir", "scalar"))
+                         p.get("dir", "scalar"), bool(p.get("written", False)))
 
         try:
             return Signature(data["entry"], [conv(p, i) for i, p in enumerate(data["params"])],
@@ -195,6 +196,8 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
         binder.check(p, a)
         if p.dir in ("out", "inout") and not a.flags.writeable:
             raise ArgumentError(f"parameter '{p.name}' is written ({p.dir}) but the array passed is read-only")
+        if p.dir == "in" and p.written:  # written by the program, declared input: work on a copy
+            a = np.array(a, order="C", copy=True)
         if not _usable(a):
             c = np.array(a, order="C", copy=True)  # (ascontiguousarray keeps a misaligned array as is)
             if p.dir in ("out", "inout"):
@@ -233,8 +236,9 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
     k = 0
     for pidx, _ in slots:
         if pidx is not None:
-            res = given[pidx] if given[pidx] is not None else values[pidx]
-            if given[pidx] is None and torch_in:
+            copied = params[pidx].dir == "in" and params[pidx].written  # the caller's array stayed as it was
+            res = given[pidx] if given[pidx] is not None and not copied else values[pidx]
+            if (given[pidx] is None or copied) and torch_in:
                 res = _to_torch(values[pidx])
         else:
             res = outputs[k]

@@ -228,3 +228,23 @@ def test_warmup_and_repeat_run_the_program_that_often(tmp_path):
     c(x, config=RunConfig(warmup=2, repeat=3))
     np.testing.assert_array_equal(x, 5.0)  # every run writes its InOut argument
     assert len(c.last_times) == 3 and all(t > 0 for t in c.last_times)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_an_input_the_program_writes_is_not_changed_for_the_caller(tmp_path, platform):
+    """`assemble` into a parameter declared In: the program works on a copy; the caller's array is
+    input only, and the result (that parameter, updated) comes back as a new array."""
+    @pl.function
+    def f(a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.assemble(b, pl.slice(a, [4, 16], [0, 0]), [4, 0])
+
+    c = ir.compile(f, output_dir=tmp_path / "o")
+    a, b = np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    r = c(a, b, config=RunConfig(platform=platform))
+    assert not b.any()
+    want = np.zeros((16, 16), np.float32)
+    want[4:8] = 1
+    np.testing.assert_array_equal(r, want)
+    tb = torch.zeros(16, 16)
+    r = c(torch.ones(16, 16), tb, config=RunConfig(platform=platform))
+    assert not tb.any() and isinstance(r, torch.Tensor) and r[4:8].eq(1).all()
