@@ -11,8 +11,8 @@ class _NamedEnum(enum.Enum):
     @classmethod
     def parse(cls, text: str):
         t = text.split(".")[-1]
-        for m in cls:
-            if m.name == t or m.name.lower() == t.lower():
+        for name, m in cls.__members__.items():  # (aliases included)
+            if name == t or name.lower() == t.lower():
                 return m
         raise ValueError(f"unknown {cls.__name__} {text!r}")
 
@@ -86,6 +86,10 @@ class FunctionType(_NamedEnum):
     Opaque = 0
     Orchestration = 1
     InCore = 2
+    # the later public names of a kernel that runs on the cube (AIC) or vector (AIV) core: on this
+    # target every kernel is one task on one core, so they are InCore (aliases: they print as InCore)
+    AIC = 2
+    AIV = 2
 
     def __repr__(self) -> str:
         return f"pl.FunctionType.{self.name}"

@@ -60,3 +60,16 @@ def test_three_number_memref_takes_the_tiles_space():
 
     t = next(s.var for s in walk_stmts(k.body) if getattr(getattr(s, "var", None), "name", "") == "t")
     assert t.type.memref.memory_space is MemorySpace.Vec and t.type.memref.size == 16384
+
+
+def test_aic_and_aiv_kernels_are_incore():
+    from pypto.ir.enums import FunctionType
+
+    assert pl.FunctionType.AIV is FunctionType.InCore and pl.FunctionType.AIC is FunctionType.InCore
+    assert FunctionType.parse("pl.FunctionType.AIV") is FunctionType.InCore
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def k(a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.store(pl.exp(pl.load(a, [0, 0], [16, 16])), [0, 0], o)
+
+    assert "type=pl.FunctionType.InCore" in ir.python_print(k)
