@@ -149,3 +149,22 @@ def test_a_directory_not_written_by_a_compile_is_not_cleared(tmp_path):
     ir.compile(f, output_dir=tmp_path / "project")
     ir.compile(f, output_dir=tmp_path / "project")  # (clears only what a compile wrote)
     assert mine.read_text() == "user data"
+
+
+def test_dumps_of_a_chunked_unroll_parse_back(tmp_path, capsys):
+    @pl.function
+    def c2(x: pl.Tensor[[24, 32], pl.FP32], out: pl.Out[pl.Tensor[[24, 32], pl.FP32]]) -> pl.Tensor[[24, 32], pl.FP32]:
+        with pl.auto_incore():
+            for i in pl.unroll(0, 5, chunk=2):
+                out = pl.assemble(out, pl.exp(pl.view(x, [4, 32], [i * 4, 0])), [i * 4, 0])
+        return out
+
+    c = ir.compile(c2, output_dir=tmp_path / "o", dump_passes=True)
+    dumps = sorted((tmp_path / "o" / "passes_dump").glob("*.py"))
+    assert len(dumps) > 10
+    for f in dumps:
+        pl.loads(f)  # (a chunked unroll carries values once in SSA form)
+    x = np.random.default_rng(0).standard_normal((24, 32)).astype(np.float32)
+    out = np.zeros_like(x)
+    c(x, out)
+    np.testing.assert_allclose(out[:20], np.exp(x[:20]), rtol=1e-6)

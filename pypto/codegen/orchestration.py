@@ -143,6 +143,8 @@ class OrchestrationCodegen:
     def value(self, e: E.Expr) -> Value:
         if isinstance(e, E.Var) and isinstance(e.type, TensorType):
             return self.lookup(e)
+        if isinstance(e, E.TupleGetItem) and isinstance(e.tuple, E.Var) and e.tuple in self.tuples:
+            return self.tuples[e.tuple][e.index]  # `return t[0]`, `self.k(t[1])`
         t = e.type
         if isinstance(t, ScalarType):
             return self.sc.expr(e)

@@ -115,3 +115,41 @@ def test_entry_returning_a_scalar_is_a_located_error():
     with pytest.raises(CompileError, match="returns a scalar") as e:
         ir.compile(first)
     assert "pl.tensor.read(x, [2, 3])" in str(e.value)
+
+
+TUPLE_ELEMENTS = """
+import pypto.language as pl
+
+
+@pl.program
+class B:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 32], pl.FP32], o1: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+          o2: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> tuple[pl.Tensor[[16, 32], pl.FP32], pl.Tensor[[16, 32], pl.FP32]]:
+        ta = pl.load(a, [0, 0], [16, 32])
+        r1 = pl.store(pl.add(ta, ta), [0, 0], o1)
+        r2 = pl.store(pl.exp(ta), [0, 0], o2)
+        return r1, r2
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def neg(self, a: pl.Tensor[[16, 32], pl.FP32], o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        return pl.store(pl.neg(pl.load(a, [0, 0], [16, 32])), [0, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], o1: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+             o2: pl.Out[pl.Tensor[[16, 32], pl.FP32]], o3: pl.Out[pl.Tensor[[16, 32], pl.FP32]]
+             ) -> tuple[pl.Tensor[[16, 32], pl.FP32], pl.Tensor[[16, 32], pl.FP32]]:
+        t = self.k(a, o1, o2)
+        n = self.neg(t[1], o3)
+        return n, t[0]
+"""
+
+
+@pytest.mark.parametrize("cfg", PLATFORMS, ids=["cpu", "interp"])
+def test_tuple_elements_used_directly_in_the_orchestration(cfg):
+    c = ir.compile(pl.parse(TUPLE_ELEMENTS))
+    a = np.random.default_rng(2).standard_normal((16, 32)).astype(np.float32)
+    o1, o2, o3 = (np.zeros_like(a) for _ in range(3))
+    n, first = c(a, o1, o2, o3, config=cfg)
+    np.testing.assert_allclose(n, -np.exp(a), rtol=1e-6)
+    np.testing.assert_array_equal(first, a + a)

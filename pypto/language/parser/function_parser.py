@@ -659,7 +659,7 @@ class FunctionParser(ExprParser):
         if kind is ForKind.Unroll:
             if not all(isinstance(b, ConstInt) for b in bounds):
                 raise ParserSyntaxError("pl.unroll needs constant bounds", self.span(it))
-            if init is not None:
+            if init is not None and chunk is None:  # (a chunked one carries values once in SSA form)
                 raise ParserSyntaxError("pl.unroll does not take init_values", self.span(it))
         if chunk is not None:
             if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
