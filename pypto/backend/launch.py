@@ -160,10 +160,10 @@ def _scalar(v: Any, p: Param) -> int | float:
 
 
 def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
-    from pypto.runtime import RunConfig
+    from pypto.runtime import RunConfig, Runtime
 
     cfg = config if config is not None else RunConfig()
-    if not isinstance(cfg, RunConfig):
+    if not isinstance(cfg, (RunConfig, Runtime)):  # (a Runtime runs the program on its own workers)
         raise ArgumentError(f"config must be a pypto.runtime.RunConfig, got {type(cfg).__name__} {cfg!r}")
     sig = getattr(compiled, "_signature", None)
     if sig is None:

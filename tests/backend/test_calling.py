@@ -248,3 +248,12 @@ def test_an_input_the_program_writes_is_not_changed_for_the_caller(tmp_path, pla
     tb = torch.zeros(16, 16)
     r = c(torch.ones(16, 16), tb, config=RunConfig(platform=platform))
     assert not tb.any() and isinstance(r, torch.Tensor) and r[4:8].eq(1).all()
+
+
+def test_a_runtime_can_be_the_config(axpy):
+    from pypto.runtime import Runtime
+
+    x, y = _xy(20)
+    rt = Runtime(2, "locality")
+    np.testing.assert_allclose(axpy(x, y, 1.0, config=rt), x + y, rtol=1e-6)
+    rt.close()
