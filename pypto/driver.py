@@ -237,25 +237,52 @@ def _write_signature(out: Path, program: Program, cg: Any) -> None:
 
 
 def _written_params(orch: Any) -> set[int]:
-    """Entry parameters some task writes (through views and reshapes of them) or the task program
-    writes an element of. An `In` one of those is handed a copy at call time: the caller's array
-    is input only."""
-    from pypto.pto.model import walk
-
-    args = {id(a): i for i, a in enumerate(orch.args)}
-    root: dict[int, int] = dict(args)
+    """Entry parameters some task writes (through views, reshapes and loop-carried or branch-joined
+    values of them) or the task program writes an element of. An `In` one of those is handed a copy
+    at call time: the caller's array is input only."""
+    root: dict[int, int] = {id(a): i for i, a in enumerate(orch.args)}
     out: set[int] = set()
-    for op in walk(orch.body):
-        if op.name in ("pto.tensor_slice", "pto.tensor_reshape") and op.operands and op.results:
-            r = root.get(id(op.operands[0]))
-            if r is not None:
-                root[id(op.results[0])] = r
-        elif op.name == "pto.submit":
-            for v, d in zip(op.operands, op.attrs.get("dirs", [])):
-                if d in ("out", "inout") and id(v) in root:
-                    out.add(root[id(v)])
-        elif op.name == "pto.tensor_write" and len(op.operands) > 1 and id(op.operands[1]) in root:
-            out.add(root[id(op.operands[1])])
+
+    def alias(dst: Any, src: Any) -> None:
+        r = root.get(id(src))
+        if r is not None:
+            root[id(dst)] = r
+
+    def visit(block: Any) -> None:
+        for op in block.ops:
+            n = op.name
+            if n in ("pto.tensor_slice", "pto.tensor_reshape") and op.operands and op.results:
+                alias(op.results[0], op.operands[0])
+            elif n == "pto.submit":
+                for v, d in zip(op.operands, op.attrs.get("dirs", [])):
+                    if d in ("out", "inout") and id(v) in root:
+                        out.add(root[id(v)])
+            elif n == "pto.tensor_write" and len(op.operands) > 1 and id(op.operands[1]) in root:
+                out.add(root[id(op.operands[1])])
+            elif n == "scf.for":
+                inits = op.operands[3:]
+                for k, v in enumerate(inits):
+                    if op.regions and k + 1 < len(op.regions[0].args):
+                        alias(op.regions[0].args[k + 1], v)
+                    if k < len(op.results):
+                        alias(op.results[k], v)
+            elif n == "scf.while":
+                for reg in op.regions:
+                    for k, v in enumerate(op.operands):
+                        if k < len(reg.args):
+                            alias(reg.args[k], v)
+                for k, v in enumerate(op.operands):
+                    if k < len(op.results):
+                        alias(op.results[k], v)
+            for reg in op.regions:
+                visit(reg)
+                last = reg.ops[-1] if reg.ops else None
+                if n == "scf.if" and last is not None and last.name == "scf.yield":
+                    for k, v in enumerate(last.operands):
+                        if k < len(op.results):
+                            alias(op.results[k], v)
+
+    visit(orch.body)
     return out
 
 

@@ -257,3 +257,19 @@ def test_a_runtime_can_be_the_config(axpy):
     rt = Runtime(2, "locality")
     np.testing.assert_allclose(axpy(x, y, 1.0, config=rt), x + y, rtol=1e-6)
     rt.close()
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_an_input_written_inside_a_loop_is_not_changed_for_the_caller(tmp_path, platform):
+    @pl.function
+    def b(x: pl.Tensor[[32, 32], pl.FP32], y: pl.Tensor[[16, 32], pl.FP32]) -> pl.Tensor[[32, 32], pl.FP32]:
+        for i in pl.range(0, 32, 16):
+            x = pl.assemble(x, y, [i, 0])
+        return x
+
+    c = ir.compile(b, output_dir=tmp_path / "o")
+    x0 = np.arange(1024, dtype=np.float32).reshape(32, 32)
+    x = x0.copy()
+    r = c(x, -np.ones((16, 32), np.float32), config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(r, -1.0)

@@ -130,3 +130,28 @@ def test_huge_offset_does_not_wrap_into_memory_before_the_tensor(store_at):
     with pytest.raises(TaskGraphError, match="outside tensor 'o'"):
         store_at(np.full((8, 32), 41.0, np.float32), 2**63 - 1, out, config=CPU)
     assert not big.any()
+
+
+@pl.program
+class ValidBeyondTile:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 64], pl.FP32], w: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        t = pl.load(a, [0, 0], [8, 8], valid_shapes=[w, w])
+        return pl.store(pl.adds(t, 1.0), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], w: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        return self.k(a, w, out)
+
+
+def test_run_time_valid_extents_beyond_the_tile_are_an_error():
+    c = ir.compile(ValidBeyondTile)
+    a = np.ones((64, 64), np.float32)
+    out = np.zeros_like(a)
+    c(a, 5, out, config=CPU)
+    assert out[:5, :5].sum() == 50 and not out[5:].any()
+    for w in (64, 9, -1):
+        with pytest.raises(TaskGraphError, match=r"kernel k: tile t has valid extents .* beyond its shape \[8, 8\]"):
+            c(a, w, np.zeros_like(a), config=CPU)

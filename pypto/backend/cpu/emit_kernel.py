@@ -225,6 +225,10 @@ class KernelEmitter(FuncEmitter):
         addr = op.operands[0]
         vr, vc, base = self.note_tile(op)
         ct = cpp_type(t.dtype, self.where(op))
+        if t.v_row is None or t.v_col is None:  # run-time valid extents must fit the tile's buffer
+            self.line(f"if (long({vr}) < 0 || long({vr}) > {t.rows} || long({vc}) < 0 || long({vc}) > {t.cols}) {{ "
+                      f"kfail(\"kernel %s: tile %s has valid extents [%ld, %ld] beyond its shape [{t.rows}, {t.cols}]\", "
+                      f"\"{self.func.name}\", \"{r.name}\", long({vr}), long({vc})); pto::stream_fence(); return; }}")
         self.line(f"{tile_cpp_type(t)} {self.name(r)}(reinterpret_cast<{ct}*>(scratch + {base} + {self.name(addr)}), "
                   f"int({vr}), int({vc}));")
 
