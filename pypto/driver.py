@@ -144,6 +144,7 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
             compiled._init(prog.name, hit.entry, None, target, backend_type, strategy)
             compiled._native = hit.native
             compiled.timings = {"cached": True, "total_s": time.perf_counter() - t0}
+            _pin_signature(compiled)
             return compiled
 
     ctx = PassContext(target=target, backend_type=backend_type, output_dir=out)
@@ -185,7 +186,16 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
         from .driver_cache import store
 
         store(key, out, cg.entry, compiled._native)
+    _pin_signature(compiled)
     return compiled
+
+
+def _pin_signature(compiled: CompiledProgram) -> None:
+    """Read the signature now: a later compile into the same directory must not change what this
+    object runs (the interpreter re-reads the .pto files and checks they are still this build's)."""
+    from pypto.backend.launch import Signature
+
+    compiled._signature = Signature.load(compiled.output_dir)
 
 
 def _check_pto_roundtrip(path: Path, text: str) -> None:
@@ -233,7 +243,7 @@ def _write_signature(out: Path, program: Program, cg: Any) -> None:
         elif isinstance(t, ScalarType):
             rets.append({"kind": "scalar", "dtype": t.dtype.name})
     (out / "signature.json").write_text(json.dumps({"entry": entry, "params": params, "returns": rets,
-                                                    "slots": slots}, indent=2))
+                                                    "slots": slots, "build": os.urandom(8).hex()}, indent=2))
 
 
 def _written_params(orch: Any) -> set[int]:

@@ -130,10 +130,16 @@ def test_recompiling_into_the_same_output_dir_replaces_it(tmp_path):
         return pl.mul(a, 3.0)
 
     out = tmp_path / "o"
-    ir.compile(first, output_dir=out, dump_passes=True)
+    c1 = ir.compile(first, output_dir=out, dump_passes=True)
     c = ir.compile(second, output_dir=out)
     x = np.ones((16, 16), np.float32)
     np.testing.assert_array_equal(c(x), x * 3)
+    np.testing.assert_array_equal(c1(x), x + 1)  # the earlier object keeps its own program (native)
+    from pypto.backend.launch import ArgumentError
+    from pypto.runtime import RunConfig
+
+    with pytest.raises(ArgumentError, match="now holds a later compile"):
+        c1(x, config=RunConfig(platform="interp"))  # (the interpreter reads the directory: refused)
     assert len(list((out / "orchestration").glob("*.pto"))) == 1
     assert not (out / "passes_dump").exists()  # the first compile's dumps are gone
 

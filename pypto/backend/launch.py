@@ -40,6 +40,7 @@ class Signature:
     params: list[Param]
     returns: list[Param]
     slots: list[tuple[int | None, int | None]]  # per result: (parameter it is, or None; extra output index)
+    build: str = ""  # a random id of the compile that wrote it
 
     @staticmethod
     def load(output_dir: Path) -> Signature:
@@ -56,7 +57,7 @@ class Signature:
         try:
             return Signature(data["entry"], [conv(p, i) for i, p in enumerate(data["params"])],
                              [conv(r, i) for i, r in enumerate(data["returns"])],
-                             [(s[0], s[1]) for s in data.get("slots", [])])
+                             [(s[0], s[1]) for s in data.get("slots", [])], str(data.get("build", "")))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise ArgumentError(f"{path} is malformed ({type(e).__name__}: {e}); compile the program again") from None
 
@@ -303,6 +304,10 @@ def _run_interp(compiled: Any, sig: Signature, values: list, outputs: list, slot
     from pypto.backend.cpu import read_modules
     from pypto.backend.interp import run_program
 
+    on_disk = Signature.load(compiled.output_dir)
+    if on_disk.build != sig.build:
+        raise ArgumentError(f"{compiled.output_dir} now holds a later compile ({on_disk.entry}); this compiled "
+                            f"program ({sig.entry}) cannot run there on the interpreter: compile it again")
     kernels, orch = read_modules(compiled.output_dir)
     check = getattr(compiled, "strategy", None) is None or compiled.strategy.name == "Default"
     rets = run_program(kernels, orch, sig.entry, values, check_hazards=check)
