@@ -120,6 +120,8 @@ def _needs_row_tiling(run: list[Stmt], budget: int) -> bool:
         t = s.var.type if isinstance(s, AssignStmt) else None
         if not isinstance(t, TensorType):
             continue
+        if isinstance(s.value, Call) and s.value.op_name == "tensor.assemble":
+            continue  # written into its target tensor in place: no tile of its shape
         n = t.nbytes()
         if n is None:
             return True

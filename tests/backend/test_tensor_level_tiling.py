@@ -118,3 +118,27 @@ def test_tensor_matmul_result_dtype_follows_the_reference(platform):
     np.testing.assert_allclose(e, exact, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(c.astype(np.float64), exact, rtol=1e-3, atol=1e-3)  # (rounded once to FP16)
     np.testing.assert_allclose(d.astype(np.float64), acc.astype(np.float64) + exact, rtol=2e-3, atol=2e-2)
+
+
+@pl.function
+def ragged_blocks(x: pl.Tensor[[M, 32], pl.FP32], n: pl.Scalar[pl.INDEX],
+                  out: pl.InOut[pl.Tensor[[M, 32], pl.FP32]]) -> pl.Tensor[[M, 32], pl.FP32]:
+    m = pl.tensor.dim(x, 0)
+    for i in pl.range(0, m, 16):
+        v = pl.slice(x, [16, 32], [i, 0], valid_shape=[pl.min(16, m - i), n])
+        out = pl.assemble(out, pl.add(v, 1.0), [i, 0])
+    return out
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+@pytest.mark.parametrize("rows, n", [(20, 32), (32, 9), (5, 1)])
+def test_valid_shape_views_assembled_into_a_dynamic_output(rows, n, platform):
+    """Only the valid region of each block is computed and written; the rest of the output keeps
+    what it held (a ragged last block of rows, ragged columns)."""
+    c = ir.compile(ragged_blocks)
+    x = np.arange(rows * 32, dtype=np.float32).reshape(rows, 32)
+    out = np.full((rows, 32), 7.0, np.float32)
+    c(x, n, out, config=RunConfig(platform=platform))
+    want = np.full((rows, 32), 7.0, np.float32)
+    want[:, :n] = x[:, :n] + 1
+    np.testing.assert_array_equal(out, want)
