@@ -150,8 +150,7 @@ def _scalar(v: Any, p: Param) -> int | float:
     elif isinstance(v, (int, np.integer)):
         v = int(v)
         if p.dtype.is_int:
-            bits = p.dtype.bits
-            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if p.dtype.is_signed else (0, (1 << bits) - 1)
+            lo, hi = p.dtype.int_range
             hi = min(hi, (1 << 63) - 1)  # scalars travel as int64
             if not lo <= v <= hi:
                 raise ArgumentError(f"parameter '{p.name}' is a {p.dtype.name} scalar; {v} is outside its range "

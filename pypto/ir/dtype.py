@@ -73,6 +73,12 @@ class DataType(enum.Enum):
         return self is DataType.BOOL
 
     @property
+    def int_range(self) -> tuple[int, int]:
+        """(min, max) of an integer type (INDEX is a signed 64-bit integer)."""
+        b = self.bits
+        return (-(1 << (b - 1)), (1 << (b - 1)) - 1) if self.is_signed else (0, (1 << b) - 1)
+
+    @property
     def itemsize(self) -> int:
         """Bytes per element in a NumPy array (sub-byte types take one byte each)."""
         return max(1, self.bits // 8)

@@ -448,8 +448,8 @@ class ExprParser(OpCaller):
                 return E.ConstBool(bool(value), span=sp)
             if isinstance(value, float) and not value.is_integer():
                 raise ParserTypeError(f"pl.const: {value!r} is not an integer ({dtype.name})", sp)
-            v, bits = int(value), dtype.bits
-            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dtype.is_signed else (0, (1 << bits) - 1)
+            v = int(value)
+            lo, hi = dtype.int_range
             if not lo <= v <= hi:
                 raise ParserTypeError(f"pl.const: {v} does not fit in {dtype.name} [{lo}, {hi}]", sp)
             return E.ConstInt(v, dtype, span=sp)
