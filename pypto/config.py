@@ -5,6 +5,7 @@
 `pypto.config.num_workers` default number of runtime workers (default: the machine's cores)
 `pypto.config.verify_every_pass`  verify the IR after every pass of ir.compile (tests do)
 `pypto.config.compile_cache`      reuse earlier compiles of the same program and options
+`pypto.config.output_root`        where `ir.compile(..., output_dir=None)` makes its directories
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Config:
     verify_every_pass: bool = False
     # serve repeated compiles of the same program text and options from the cache
     compile_cache: bool = True
+    # parent of the timestamped output directories of compiles that name none
+    output_root: Path = field(default_factory=lambda: Path("build_output"))
 
 
 config = Config()

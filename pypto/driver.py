@@ -29,44 +29,35 @@ from pypto.ir.function import Function, Program
 from pypto.ir.printer import python_print
 from pypto.passes.base import PassContext
 from pypto.passes.pass_manager import OptimizationStrategy, PassManager, VerificationLevel
+from pypto.support.files import safe_stem
 
 _COUNTER = itertools.count()
 
 
-# What a compile writes into its output directory; an earlier compile's files there are removed
-# first, so that the directory always describes one program (the backend reads every .pto in it).
-_OUTPUTS = {"kernels": ("*.pto", "*.cpp"), "orchestration": ("*.pto",), "passes_dump": ("[0-9][0-9]_*.py",),
-            "report": ("*.json",), "native": ("*.cpp",)}
-_OUTPUT_FILES = ("signature.json", "lowered.py", "compile_report.json")
-
-
-_MARKER = ".pypto-output"  # written by every compile: only such a directory is cleared
-
-
-def _clear_outputs(out: Path) -> None:
-    import shutil
-
-    if not (out / _MARKER).exists():
-        (out / _MARKER).write_text("written by pypto ir.compile; its outputs are replaced by the next compile\n")
-        return
-    for d, patterns in _OUTPUTS.items():  # only the files a compile writes (the rest is not ours)
-        if (out / d).is_dir():
-            for pat in patterns:
-                for f in (out / d).glob(pat):
-                    f.unlink(missing_ok=True)
-            if not any((out / d).iterdir()):
-                shutil.rmtree(out / d)
-    for f in _OUTPUT_FILES:
-        (out / f).unlink(missing_ok=True)
-
-
 def _default_dir(name: str) -> Path:
+    from pypto.config import config
+    from pypto.support.files import safe_stem
+
     stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
-    base = Path("build_output") / f"{name}_{stamp}"
+    base = Path(config.output_root) / f"{safe_stem(name or 'program', 64)}_{stamp}"
     path = base
     while path.exists():
         path = Path(f"{base}_{next(_COUNTER)}")
     return path
+
+
+def _check_names(prog: Program) -> None:
+    """Names become PTO symbols, C++ strings and file names: each must be an identifier (unicode
+    letters are fine, `../x` is not)."""
+    from pypto.ir.diagnostics import CompileError
+
+    if prog.name and not prog.name.isidentifier():
+        raise CompileError(f"program name {prog.name!r} is not an identifier", prog.span,
+                           hint="name programs and functions like Python identifiers")
+    for fn in prog.functions:
+        if not fn.name.isidentifier():
+            raise CompileError(f"function name {fn.name!r} is not an identifier", fn.span,
+                               hint="name programs and functions like Python identifiers")
 
 
 def _as_program(node: Program | Function) -> Program:
@@ -108,14 +99,18 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
     A compile whose program text and options were compiled before (by this or another process) is
     served from the compile cache (`pypto.config.compile_cache`): its artifacts are copied into the
     output directory and its native library loaded, skipping passes, codegen and the C++ build.
+    The compile works in a private staging directory and publishes it when done
+    (`pypto.driver_output`): it never replaces files an earlier compile did not record as its own.
     """
     if options:
         raise TypeError(f"ir.compile got unexpected option(s): {', '.join(sorted(options))}")
-    from pypto.config import config
-    from pypto.language import parse as pl_parse
+    from pypto.support.files import FileWriteError
+
+    from .driver_output import OutputDirError, claim, discard, publish, stage
 
     t0 = time.perf_counter()
     prog = _as_program(program)
+    _check_names(prog)
     strategy = _parse_strategy(strategy)
     if isinstance(backend_type, str):
         try:
@@ -126,76 +121,121 @@ def compile(program: Program | Function, output_dir: str | os.PathLike | None = 
     if not isinstance(backend_type, BackendType):
         raise TypeError(f"backend_type must be a pypto.backend.BackendType or its name, got {backend_type!r}")
     level = _parse_level(verification_level)
+    if output_dir is not None and not isinstance(output_dir, (str, os.PathLike)):
+        raise TypeError(f"output_dir must be a path (str or os.PathLike), got {type(output_dir).__name__}")
     out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        _clear_outputs(out)
-    except OSError as e:
-        raise ValueError(f"output_dir {str(out)!r}: cannot create the directory ({e.strerror or e})") from None
+        claim(out, prog.name)
+        staged = stage(out)
+        try:
+            compiled = _compile_staged(prog, out, staged, strategy, backend_type, level, dump_passes, skip_ptoas,
+                                       t0)
+            publish(out, staged, prog.name)
+        finally:
+            discard(staged)
+    except FileWriteError as e:  # (a full disk, a read-only mount: the message names the file)
+        raise OutputDirError(f"output_dir {str(out)!r}: {e}") from None
+    return compiled
+
+
+def _compile_staged(prog: Program, out: Path, staged: Path, strategy: OptimizationStrategy,
+                    backend_type: BackendType, level: VerificationLevel, dump_passes: bool, skip_ptoas: bool,
+                    t0: float) -> CompiledProgram:
+    """Everything a compile writes goes to `staged` (private to this call); the compiled program
+    keeps in memory what it runs (PTO text, signature, native library), so a later compile into
+    the same output directory cannot change it."""
+    from pypto.config import config
+    from pypto.language import parse as pl_parse
+
     target = target_for(backend_type)
     key = None
     if config.compile_cache and not dump_passes:
         from .driver_cache import cache_key, restore
 
         key = cache_key(python_print(prog), strategy.name, backend_type.name)
-        hit = restore(key, out, load_native=not skip_ptoas)
+        hit = restore(key, staged, load_native=not skip_ptoas)
         if hit is not None:
             compiled = CompiledProgram(out)
             compiled._init(prog.name, hit.entry, None, target, backend_type, strategy)
+            compiled._pin(staged)
             compiled._native = hit.native
             compiled.timings = {"cached": True, "total_s": time.perf_counter() - t0}
-            _pin_signature(compiled)
             return compiled
 
-    ctx = PassContext(target=target, backend_type=backend_type, output_dir=out)
+    ctx = PassContext(target=target, backend_type=backend_type, output_dir=staged)
     pm = PassManager.get_strategy(strategy, verification_level=level, reparse=pl_parse)
-    lowered = pm.run_passes(prog, dump_ir=dump_passes, output_dir=out, ctx=ctx)
+    lowered = pm.run_passes(prog, dump_ir=dump_passes, output_dir=staged, ctx=ctx)
     t_passes = time.perf_counter()
 
     from pypto.codegen import generate
     from pypto.pto.printer import print_module
 
     cg = generate(lowered, target.arch)
-    texts = {out / "kernels" / f"{name}.pto": print_module(mod) for name, mod in cg.kernels.items()}
+    texts = {staged / "kernels" / f"{safe_stem(name)}.pto": print_module(mod) for name, mod in cg.kernels.items()}
     if cg.orchestration is not None:
-        texts[out / "orchestration" / f"{cg.entry}.pto"] = print_module(cg.orchestration)
+        texts[staged / "orchestration" / f"{safe_stem(cg.entry)}.pto"] = print_module(cg.orchestration)
     for path, text in texts.items():
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text)
+        _write(path, text)
         if level in (VerificationLevel.ALL, VerificationLevel.ROUNDTRIP):
             _check_pto_roundtrip(path, text)
     t_codegen = time.perf_counter()
 
-    _write_signature(out, lowered, cg)
-    (out / "lowered.py").write_text(python_print(lowered))
+    _write_signature(staged, lowered, cg)
+    _write(staged / "lowered.py", python_print(lowered))
     compiled = CompiledProgram(out)
     compiled._init(prog.name, cg.entry, lowered, target, backend_type, strategy)
+    compiled._pin(staged)
     timings = {"passes_s": t_passes - t0, "codegen_s": t_codegen - t_passes,
                "passes": [{"name": r.name, "s": r.seconds} for r in pm.records]}
     if not skip_ptoas:
         t1 = time.perf_counter()
-        native = compiled._build()
+        native = _build_with_runtime(compiled, staged)
         timings["native_s"] = time.perf_counter() - t1
         if backend_type is BackendType.CCE:  # the seed's CCE path: kernels also as C++ sources
             for kname, text in native.assembled.per_kernel.items():
-                (out / "kernels" / f"{kname}.cpp").write_text(text + "\n")
+                _write(staged / "kernels" / f"{safe_stem(kname)}.cpp", text + "\n")
     timings["total_s"] = time.perf_counter() - t0
-    (out / "compile_report.json").write_text(json.dumps(timings, indent=2))
+    _write(staged / "compile_report.json", json.dumps(timings, indent=2))
     compiled.timings = timings
     if key is not None and not skip_ptoas:
         from .driver_cache import store
 
-        store(key, out, cg.entry, compiled._native)
-    _pin_signature(compiled)
+        store(key, staged, cg.entry, compiled._native)
     return compiled
 
 
-def _pin_signature(compiled: CompiledProgram) -> None:
-    """Read the signature now: a later compile into the same directory must not change what this
-    object runs (the interpreter re-reads the .pto files and checks they are still this build's)."""
-    from pypto.backend.launch import Signature
+def _build_with_runtime(compiled: CompiledProgram, staged: Path) -> Any:
+    """Build the program's library, and the runtime library beside it (in parallel: two compiler
+    processes) so that the compile's time includes all of a first call's building."""
+    import threading
 
-    compiled._signature = Signature.load(compiled.output_dir)
+    failure: list[BaseException] = []
+
+    def runtime_library() -> None:
+        try:
+            from pypto.runtime.native import library
+
+            library()
+        except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
+            failure.append(e)
+
+    t = threading.Thread(target=runtime_library, name="pypto-runtime-build", daemon=True)
+    t.start()
+    try:
+        native = compiled._build(keep_source_in=staged / "native")
+    finally:
+        t.join()
+    if failure:
+        raise failure[0]
+    return native
+
+
+def _write(path: Path, text: str) -> None:
+    """Write an artifact (errors name the path: a full disk is not a bare OSError)."""
+    from pypto.support.files import atomic_write, make_dirs
+
+    make_dirs(path.parent)
+    atomic_write(path, text)
 
 
 def _check_pto_roundtrip(path: Path, text: str) -> None:
@@ -242,8 +282,8 @@ def _write_signature(out: Path, program: Program, cg: Any) -> None:
             rets.append({"kind": "tensor", "dtype": t.dtype.name, "shape": dims(t)})
         elif isinstance(t, ScalarType):
             rets.append({"kind": "scalar", "dtype": t.dtype.name})
-    (out / "signature.json").write_text(json.dumps({"entry": entry, "params": params, "returns": rets,
-                                                    "slots": slots, "build": os.urandom(8).hex()}, indent=2))
+    _write(out / "signature.json", json.dumps({"entry": entry, "params": params, "returns": rets, "slots": slots,
+                                               "build": os.urandom(8).hex()}, indent=2))
 
 
 def _written_params(orch: Any) -> set[int]:
@@ -297,7 +337,12 @@ def _written_params(orch: Any) -> set[int]:
 
 
 class CompiledProgram(str):
-    """A compiled program: its output directory (as a `str` / `os.PathLike`) and a callable."""
+    """A compiled program: its output directory (as a `str` / `os.PathLike`) and a callable.
+
+    It keeps in memory what it runs — the PTO text of its kernels and task program, its calling
+    signature and (once built) its native library — so it keeps running its own program when a
+    later compile replaces the directory's files.
+    """
 
     def __new__(cls, path: str | os.PathLike) -> CompiledProgram:
         return super().__new__(cls, os.fspath(path))
@@ -313,17 +358,41 @@ class CompiledProgram(str):
         self.timings: dict[str, Any] = {}
         self._native = None
         self._signature = None
+        self._pto: dict[str, str] = {}  # "kernels/<k>.pto" / "orchestration/<e>.pto" -> text
+        self._lowered_text: str | None = None
+        self._parsed: tuple[dict[str, Any], Any] | None = None
+
+    def _pin(self, staged: Path) -> None:
+        """Read what this compile wrote (in its private staging directory) into memory."""
+        from pypto.backend.launch import Signature
+
+        self._pto = {f"{d}/{p.name}": p.read_text() for d in ("kernels", "orchestration")
+                     for p in sorted((staged / d).glob("*.pto"))}
+        lowered = staged / "lowered.py"
+        self._lowered_text = lowered.read_text() if lowered.exists() else None
+        self._signature = Signature.load(staged)
 
     @property
     def program(self) -> Program:
-        """The IR after the pass pipeline (read back from lowered.py when the compile was cached)."""
+        """The IR after the pass pipeline (parsed from its printed form when the compile was cached)."""
         if self._program is None:
-            from pypto.language import loads
+            from pypto.language import parse
 
-            got = loads(self.output_dir / "lowered.py")
+            if self._lowered_text is None:
+                raise ValueError(f"{self!r} holds no lowered program")
+            got = parse(self._lowered_text, filename=str(self.output_dir / "lowered.py"))
             assert isinstance(got, Program)
             self._program = got
         return self._program
+
+    def pto_modules(self) -> tuple[dict[str, Any], Any]:
+        """The kernels (name -> PTO module) and the task program this object runs, parsed from the
+        text it compiled."""
+        from pypto.backend.cpu import parse_modules
+
+        if self._parsed is None:
+            self._parsed = parse_modules({str(self.output_dir / rel): text for rel, text in self._pto.items()})
+        return self._parsed
 
     # ---- paths -------------------------------------------------------------------------------
 
@@ -343,16 +412,30 @@ class CompiledProgram(str):
 
     # ---- running -----------------------------------------------------------------------------
 
-    def _build(self):
-        from pypto.backend.cpu import build_program
+    def _build(self, keep_source_in: Path | None = None):
+        """Assemble this program's PTO text into C++ and build (or fetch from the cache) its library."""
+        from pypto.backend.cpu import assemble, build
+        from pypto.support.files import atomic_write, make_dirs
 
-        self._native = build_program(self.output_dir, self.name)
+        kernels, orch = self.pto_modules()
+        asm = assemble(self.name, kernels, orch)
+        if keep_source_in is not None:
+            make_dirs(keep_source_in)
+            atomic_write(keep_source_in / f"{safe_stem(self.name)}.cpp", asm.source)
+        self._native = build(asm)
         return self._native
 
-    def __call__(self, *args: Any, config: Any = None) -> Any:
+    def _record_output(self, path: Path) -> None:
+        """A run wrote `path` (its trace): if it lies in the output directory, the next compile
+        there replaces it."""
+        from .driver_output import record
+
+        record(self.output_dir, path)
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         from pypto.backend.launch import run_compiled
 
-        return run_compiled(self, args, config)
+        return run_compiled(self, args, config, kwargs)
 
     def __repr__(self) -> str:
         return f"CompiledProgram({self.name!r} at {str.__str__(self)!r})"

@@ -135,16 +135,14 @@ def test_recompiling_into_the_same_output_dir_replaces_it(tmp_path):
     x = np.ones((16, 16), np.float32)
     np.testing.assert_array_equal(c(x), x * 3)
     np.testing.assert_array_equal(c1(x), x + 1)  # the earlier object keeps its own program (native)
-    from pypto.backend.launch import ArgumentError
     from pypto.runtime import RunConfig
 
-    with pytest.raises(ArgumentError, match="now holds a later compile"):
-        c1(x, config=RunConfig(platform="interp"))  # (the interpreter reads the directory: refused)
+    np.testing.assert_array_equal(c1(x, config=RunConfig(platform="interp")), x + 1)  # and its own PTO text
     assert len(list((out / "orchestration").glob("*.pto"))) == 1
     assert not (out / "passes_dump").exists()  # the first compile's dumps are gone
 
 
-def test_a_directory_not_written_by_a_compile_is_not_cleared(tmp_path):
+def test_a_directory_not_written_by_a_compile_is_refused_untouched(tmp_path):
     @pl.function
     def f(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
         return pl.add(a, 1.0)
@@ -152,9 +150,30 @@ def test_a_directory_not_written_by_a_compile_is_not_cleared(tmp_path):
     mine = tmp_path / "project" / "kernels" / "notes.txt"
     mine.parent.mkdir(parents=True)
     mine.write_text("user data")
-    ir.compile(f, output_dir=tmp_path / "project")
-    ir.compile(f, output_dir=tmp_path / "project")  # (clears only what a compile wrote)
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "project").rglob("*"))
+    from pypto.driver_output import OutputDirError
+
+    for _ in range(2):
+        with pytest.raises(OutputDirError, match="not empty and no compile wrote it"):
+            ir.compile(f, output_dir=tmp_path / "project")
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "project").rglob("*")) == before
     assert mine.read_text() == "user data"
+
+
+def test_files_added_to_an_output_dir_survive_recompiles(tmp_path):
+    @pl.function
+    def f(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.add(a, 1.0)
+
+    out = tmp_path / "o"
+    ir.compile(f, output_dir=out)
+    mine = out / "kernels" / "notes.txt"
+    mine.write_text("user data")
+    (out / "results.csv").write_text("1,2")
+    ir.compile(f, output_dir=out, dump_passes=True)
+    ir.compile(f, output_dir=out)  # (replaces only what a compile recorded as its own)
+    assert mine.read_text() == "user data" and (out / "results.csv").read_text() == "1,2"
+    assert not (out / "passes_dump").exists()
 
 
 def test_dumps_of_a_chunked_unroll_parse_back(tmp_path, capsys):

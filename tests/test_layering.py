@@ -29,6 +29,7 @@ ALLOWED: dict[str, set[str]] = {
                       "pypto.passes.analysis"} | BASE,
     "pypto.driver": {"pypto"},  # the compile driver sits on top of the pipeline
     "pypto.driver_cache": {"pypto"},
+    "pypto.driver_output": {"pypto"},
     "pypto.tools": {"pypto"},
     "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype"},
 }

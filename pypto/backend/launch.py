@@ -19,6 +19,8 @@ import numpy as np
 
 from pypto.ir.dtype import DataType
 
+_TOO_HARD = getattr(np, "exceptions", np).TooHardError
+
 
 class ArgumentError(TypeError):
     """Arguments that do not match the compiled program's parameters."""
@@ -146,7 +148,11 @@ def _scalar(v: Any, p: Param) -> int | float:
         return int(v)
     if p.dtype.is_float:
         if isinstance(v, (int, float, np.integer, np.floating)):
-            return float(v)
+            try:
+                return float(v)
+            except OverflowError:
+                raise ArgumentError(f"parameter '{p.name}' is a {p.dtype.name} scalar; {v} is too large for a "
+                                    f"float") from None
     elif isinstance(v, (int, np.integer)):
         v = int(v)
         if p.dtype.is_int:
@@ -159,7 +165,67 @@ def _scalar(v: Any, p: Param) -> int | float:
     raise ArgumentError(f"parameter '{p.name}' is a {p.dtype.name} scalar; got {type(v).__name__} {v!r}")
 
 
-def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
+def _bind(sig: Signature, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+    """The arguments in parameter order (None: an output to allocate), then any trailing outputs."""
+    params = sig.params
+    n = len(params)
+    n_new = sum(1 for s in sig.slots if s[0] is None)
+    outs_idx = [i for i, p in enumerate(params) if p.dir == "out"]
+    names = ", ".join(p.name for p in params)
+    if kwargs:
+        if len(args) > n:
+            raise ArgumentError(f"{sig.entry}() takes {n} arguments ({names}); got {len(args)} positional ones and "
+                                f"keywords {', '.join(kwargs)} (trailing outputs cannot be mixed with keywords)")
+        given: list[Any] = [*args, *([None] * (n - len(args)))]
+        index = {p.name: i for i, p in enumerate(params)}
+        for k, v in kwargs.items():
+            i = index.get(k)
+            if i is None:
+                raise ArgumentError(f"{sig.entry}() has no parameter '{k}'; its parameters are {names}")
+            if i < len(args):
+                raise ArgumentError(f"{sig.entry}() got parameter '{k}' twice (by position and by keyword)")
+            given[i] = v
+        missing = [params[i].name for i, v in enumerate(given) if v is None and params[i].dir != "out"]
+        if missing:
+            raise ArgumentError(f"{sig.entry}() is missing argument{'s' if len(missing) > 1 else ''} "
+                                f"{', '.join(repr(m) for m in missing)}")
+        return given
+    given = list(args)
+    if len(given) == n - len(outs_idx) and outs_idx and len(given) != n:
+        it = iter(given)
+        return [None if i in outs_idx else next(it) for i in range(n)]
+    if len(given) not in (n, n + n_new):
+        extra = f" (+ {n_new} output{'s' if n_new > 1 else ''})" if n_new else ""
+        raise ArgumentError(f"{sig.entry}() takes {n} arguments ({names}){extra}, got {len(args)}")
+    return given
+
+
+def _separate_overlaps(named: list[tuple[str, np.ndarray, bool]]) -> dict[int, np.ndarray]:
+    """Arguments that share memory with an argument the program writes: each read-only one is
+    replaced by a copy (the program reads its inputs as they were at the call, as NumPy's `out=`
+    does); two written ones that overlap are an error. Returns index -> copy."""
+    copies: dict[int, np.ndarray] = {}
+    for i, (ni, ai, wi) in enumerate(named):
+        for j in range(i):
+            nj, aj, wj = named[j]
+            if not (wi or wj) or not np.may_share_memory(ai, aj):
+                continue
+            if wi and wj:
+                try:
+                    overlap = np.shares_memory(ai, aj, max_work=10_000)
+                except _TOO_HARD:
+                    overlap = True
+                if overlap:
+                    raise ArgumentError(f"{ni} and {nj} are both written by the program and overlap in memory; "
+                                        f"pass separate arrays")
+                continue
+            k = j if wi else i
+            if k not in copies:
+                copies[k] = np.array(named[k][1], order="C", copy=True)
+    return copies
+
+
+def run_compiled(compiled: Any, args: tuple, config: Any = None, kwargs: dict[str, Any] | None = None) -> Any:
     from pypto.runtime import RunConfig, Runtime
 
     cfg = config if config is not None else RunConfig()
@@ -168,23 +234,13 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
     sig = getattr(compiled, "_signature", None)
     if sig is None:
         sig = compiled._signature = Signature.load(compiled.output_dir)
-    slots = _slots(compiled, sig)
+    slots = sig.slots
     params = sig.params
     n = len(params)
-    n_new = sum(1 for s in slots if s[0] is None)
-    outs_idx = [i for i, p in enumerate(params) if p.dir == "out"]
-    given = list(args)
-    if len(given) == n - len(outs_idx) and outs_idx and len(given) != n:
-        it = iter(given)
-        given = [None if i in outs_idx else next(it) for i in range(n)]
-    elif len(given) not in (n, n + n_new):
-        names = ", ".join(p.name for p in params)
-        extra = f" (+ {n_new} output{'s' if n_new > 1 else ''})" if n_new else ""
-        raise ArgumentError(f"{sig.entry}() takes {n} arguments ({names}){extra}, got {len(args)}")
+    given = _bind(sig, args, kwargs or {})
     binder = Binder()
     values: list[Any] = []
-    torch_in = any(_is_torch(v) for v in args)
-    writebacks: list[tuple[np.ndarray, np.ndarray]] = []
+    torch_in = any(_is_torch(v) for v in (*args, *(kwargs or {}).values()))
     for p, v in zip(params, given[:n]):
         if p.kind == "scalar":
             values.append(_scalar(v, p))
@@ -198,11 +254,6 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
             raise ArgumentError(f"parameter '{p.name}' is written ({p.dir}) but the array passed is read-only")
         if p.dir == "in" and p.written:  # written by the program, declared input: work on a copy
             a = np.array(a, order="C", copy=True)
-        if not _usable(a):
-            c = np.array(a, order="C", copy=True)  # (ascontiguousarray keeps a misaligned array as is)
-            if p.dir in ("out", "inout"):
-                writebacks.append((a, c))
-            a = c
         values.append(a)
     for i, (p, v) in enumerate(zip(params, values)):
         if v is None:
@@ -223,6 +274,18 @@ def run_compiled(compiled: Any, args: tuple, config: Any = None) -> Any:
             o = np.zeros(binder.shape_of(r, f"result {k}"), r.dtype.to_numpy())
         outputs.append(o)
         k += 1
+    tensors = [(f"parameter '{p.name}'", v, p.dir in ("out", "inout")) for p, v in zip(params, values)
+               if p.kind == "tensor"] + [(f"output {k}", o, True) for k, o in enumerate(outputs) if extra_given]
+    where = [i for i, p in enumerate(params) if p.kind == "tensor"] + [n + k for k in range(len(outputs))]
+    writebacks: list[tuple[np.ndarray, np.ndarray]] = []
+    for t, copy in _separate_overlaps(tensors).items():  # (only read-only arguments are copied)
+        values[where[t]] = copy
+    for i, (p, a) in enumerate(zip(params, values)):
+        if p.kind == "tensor" and not _usable(a):
+            c = np.array(a, order="C", copy=True)  # (ascontiguousarray keeps a misaligned array as is)
+            if p.dir in ("out", "inout"):
+                writebacks.append((a, c))
+            values[i] = c
     platform = getattr(cfg, "platform", "cpu")
     if platform == "interp":
         _run_interp(compiled, sig, values, outputs, slots, cfg)
@@ -261,10 +324,6 @@ def _to_torch(a: np.ndarray) -> Any:
     return torch.from_numpy(a)
 
 
-def _slots(compiled: Any, sig: Signature) -> list[tuple[int | None, int | None]]:
-    return sig.slots
-
-
 def _kinds(sig: Signature, n_out: int) -> list[str]:
     kinds = []
     for p in sig.params:
@@ -295,19 +354,17 @@ def _run_native(compiled: Any, sig: Signature, values: list, outputs: list, cfg:
     compiled.last_run = result
     compiled.last_times = times  # seconds per timed run (RunConfig.repeat of them)
     if trace and result.trace is not None:
-        path = getattr(cfg, "trace_path", None) or (compiled.output_dir / "trace.json")
+        path = Path(getattr(cfg, "trace_path", None) or (compiled.output_dir / "trace.json"))
         result.trace.to_chrome_json(path)
+        record = getattr(compiled, "_record_output", None)
+        if record is not None:
+            record(path)
 
 
 def _run_interp(compiled: Any, sig: Signature, values: list, outputs: list, slots, cfg: Any) -> None:
-    from pypto.backend.cpu import read_modules
     from pypto.backend.interp import run_program
 
-    on_disk = Signature.load(compiled.output_dir)
-    if on_disk.build != sig.build:
-        raise ArgumentError(f"{compiled.output_dir} now holds a later compile ({on_disk.entry}); this compiled "
-                            f"program ({sig.entry}) cannot run there on the interpreter: compile it again")
-    kernels, orch = read_modules(compiled.output_dir)
+    kernels, orch = compiled.pto_modules()  # (the text this object compiled, not the directory's)
     check = getattr(compiled, "strategy", None) is None or compiled.strategy.name == "Default"
     rets = run_program(kernels, orch, sig.entry, values, check_hazards=check)
     k = 0

@@ -57,7 +57,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -96,19 +95,10 @@ def memory_report(program: Program, target: Target) -> dict[str, Any]:
 
 def write_memory_report(report: dict[str, Any], output_dir: str | Path) -> Path:
     """Write `report/memory.json` under `output_dir` atomically; returns its path."""
-    d = Path(output_dir) / "report"
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / "memory.json"
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".memory.", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from pypto.support.files import atomic_write, make_dirs
+
+    path = make_dirs(Path(output_dir) / "report") / "memory.json"
+    atomic_write(path, json.dumps(report, indent=1) + "\n")
     return path
 
 

@@ -29,6 +29,7 @@ from .syntax import (
     SCALAR_OPS,
     bits_to_float,
     int_fits,
+    symbol_name,
     unquote,
 )
 from .type_text import SCALARS
@@ -115,7 +116,7 @@ class _Parser(Cursor, OpParsers):
         elif c == "{":
             return self.attr_dict(depth + 1)
         elif c == "@":
-            v = Sym(t[1:])
+            v = Sym(symbol_name(t))
         elif c == "#":
             lt = t.index("<")
             v = EnumAttr(t[1:lt], " ".join(t[lt + 1:-1].split()))
@@ -178,7 +179,7 @@ class _Parser(Cursor, OpParsers):
         sym = toks[self.i]
         if sym[:1] != "@" or len(sym) < 2:
             self.fail(f"expected the function name (@name), found {self.desc()}")
-        if any(f.name == sym[1:] for f in previous):
+        if any(f.name == symbol_name(sym) for f in previous):
             self.fail(f"redefinition of function {sym}")
         self.i += 1
         self.scope, self.stack = {}, []
@@ -204,7 +205,7 @@ class _Parser(Cursor, OpParsers):
         self.enter()
         body = self.body([])
         self.depth -= 1
-        return Func(sym[1:], args, body, results, attrs, loc=loc)
+        return Func(symbol_name(sym), args, body, results, attrs, loc=loc)
 
     def body(self, args: list[Value]) -> Block:
         """`{ ops }` (the caller has defined `args` in the region's scope)."""

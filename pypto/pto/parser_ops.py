@@ -19,6 +19,7 @@ from .model import (
     TileBufT,
     Value,
 )
+from .syntax import symbol_name
 from .type_text import print_type
 
 
@@ -304,7 +305,7 @@ class OpParsers:
         self.expect("(")
         args = self.uses(")")
         self.expect(")")
-        attrs = self.opt_attrs({"callee": Sym(sym[1:])})
+        attrs = self.opt_attrs({"callee": Sym(symbol_name(sym))})
         self.expect(":")
         tk = self.i
         types = self.paren_types()

@@ -54,9 +54,11 @@ _TYPE_CLASSES = (ScalarT, TileBufT, PtrT, TensorViewT, PartitionViewT, TensorT)
 
 
 def _symbol(name: str) -> str:
-    if not NAME_RE.fullmatch(name):
-        raise ValueError(f"symbol name {name!r} cannot be printed (use letters, digits, '_', '.', '$')")
-    return "@" + name
+    if NAME_RE.fullmatch(name):
+        return "@" + name
+    if not name:
+        raise ValueError("an empty symbol name cannot be printed")
+    return "@" + quote(name)
 
 
 def print_attr(v: object) -> str:

@@ -27,6 +27,7 @@ TOKEN = re.compile(
     r"|![A-Za-z_][A-Za-z0-9_.]*<[^<>\n]*>"  # dialect type
     r"|#[A-Za-z_][A-Za-z0-9_.]*<[^<>\n]*>"  # enum attribute
     r"|[@^][A-Za-z0-9_.$]+"  # symbol, block label
+    r'|@"(?:[^"\\\n]|\\.)*"'  # quoted symbol (any name: unicode identifiers)
     r"|->"
     r'|"(?:[^"\\\n]|\\.)*"'  # string
     r"|0[xX][0-9a-fA-F]+"  # hex integer (bit pattern of a float constant)
@@ -40,6 +41,11 @@ TOKEN = re.compile(
 NAME_RE = re.compile(r"[A-Za-z0-9_.$]+")
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 _BAD_NAME_CHAR = re.compile(r"[^A-Za-z0-9_.$]")
+
+def symbol_name(tok: str) -> str:
+    """The name of a symbol token: `@name` or `@"any name"`."""
+    return unquote(tok[1:]) if tok[1:2] == '"' else tok[1:]
+
 
 # A value name printed by the printer: invalid characters become `_`.
 def sanitize_name(name: str) -> str:

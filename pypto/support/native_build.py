@@ -5,6 +5,10 @@
   machines never hands one a binary for another's CPU.
 - Entries are written atomically (temporary file + rename), so concurrent processes never see half
   a file. Each `.so` has a `.sha256` sidecar; an entry whose bytes do not match is rebuilt.
+- Entries are readable by every user who can read the cache. A user who cannot write there (a
+  cache another user made) still uses its entries and builds new ones in a private directory
+  (`$TMPDIR/pypto-cache-<uid>`).
+- Builds of different sources run in parallel (one lock per entry, not one for all).
 - A missing compiler is reported with what to install.
 """
 
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.config import config
+from pypto.support.files import FileWriteError, atomic_write, describe, is_writable_dir, make_dirs, safe_stem
 
 
 class NativeBuildError(RuntimeError):
@@ -100,14 +105,50 @@ def toolchain() -> Toolchain:
     return _detect(_find_cxx())
 
 
+def toolchain_fingerprint() -> str:
+    """What a built library depends on besides its source: the compiler and the CPU features it
+    targets (`-march=native` here). "no-compiler" where there is none (PTO-only compiles)."""
+    try:
+        tc = toolchain()
+    except NativeBuildError:
+        return "no-compiler"
+    return hashlib.sha256("\0".join([tc.cxx, tc.version, str(tc.march_native), *sorted(tc.features)])
+                          .encode()).hexdigest()
+
+
+def _private_cache_dir() -> Path:
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"pypto-cache-{uid}" / "native"
+
+
 def cache_dir() -> Path:
+    """Where new libraries are written: the configured cache, or a private one if that is not
+    writable by this user."""
     d = Path(config.cache_dir) / "native"
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        make_dirs(d)
+        if is_writable_dir(d):
+            return d
+    except OSError:
+        pass
+    p = _private_cache_dir()
+    try:
+        return make_dirs(p)
     except OSError as e:
-        raise NativeBuildError(f"cannot use the cache directory {d} ({e.strerror or e}); set pypto.config.cache_dir "
-                               f"or PYPTO_CACHE_DIR to a writable directory") from None
-    return d
+        raise NativeBuildError(f"cannot use the cache directory {d} nor {p} ({e.strerror or e}); set "
+                               f"pypto.config.cache_dir or PYPTO_CACHE_DIR to a writable directory") from None
+
+
+def _cached(name: str) -> Path | None:
+    """A valid entry named `name` in the configured cache or the private one."""
+    for d in (Path(config.cache_dir) / "native", _private_cache_dir()):
+        so, side = d / name, d / (name + ".sha256")
+        try:
+            if so.exists() and side.exists() and side.read_text().strip() == file_sha(so):
+                return so
+        except OSError:
+            continue
+    return None
 
 
 def _hash_inputs(source: str, headers: list[Path], flags: tuple[str, ...], tc: Toolchain) -> str:
@@ -128,15 +169,10 @@ def file_sha(p: Path) -> str:
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with _suppress():
-            os.unlink(tmp)
-        raise
+        atomic_write(path, data)
+    except FileWriteError as e:
+        raise NativeBuildError(str(e)) from None
 
 
 class _suppress:
@@ -156,7 +192,13 @@ def _header_files(include_dirs: tuple[Path, ...]) -> list[Path]:
     return out
 
 
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # guards _ENTRY_LOCKS
+_ENTRY_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _entry_lock(key: str) -> threading.Lock:
+    with _LOCK:
+        return _ENTRY_LOCKS.setdefault(key, threading.Lock())
 
 
 @dataclass
@@ -174,20 +216,17 @@ def build_shared(source: str, name: str, *, include_dirs: tuple[Path | str, ...]
     incs = tuple(Path(d) for d in include_dirs)
     flags = (*tc.base_flags, *extra_flags, *(f"-I{d}" for d in incs))
     key = _hash_inputs(source, _header_files(incs), flags, tc)
-    out_dir = cache_dir()
-    so = out_dir / f"{name}-{key[:20]}.so"
-    side = so.with_suffix(".so.sha256")
+    file_name = f"{safe_stem(name, 64)}-{key[:20]}.so"
     if keep_source_in is not None:
-        keep_source_in.mkdir(parents=True, exist_ok=True)
-        (keep_source_in / f"{name}.cpp").write_text(source)
+        make_dirs(keep_source_in)
+        _atomic_write_bytes(keep_source_in / f"{safe_stem(name)}.cpp", source.encode())
     t0 = time.perf_counter()
-    with _LOCK:
-        if so.exists() and side.exists():
-            try:
-                if side.read_text().strip() == file_sha(so):
-                    return BuildResult(so, True, time.perf_counter() - t0, key)
-            except OSError:
-                pass
+    with _entry_lock(file_name):
+        hit = _cached(file_name)
+        if hit is not None:
+            return BuildResult(hit, True, time.perf_counter() - t0, key)
+        so = cache_dir() / file_name
+        side = so.with_suffix(".so.sha256")
         _compile(tc, source, so, flags, name)
         _atomic_write_bytes(side, file_sha(so).encode())
     return BuildResult(so, False, time.perf_counter() - t0, key)
@@ -195,9 +234,12 @@ def build_shared(source: str, name: str, *, include_dirs: tuple[Path | str, ...]
 
 def _compile(tc: Toolchain, source: str, so: Path, flags: tuple[str, ...], name: str) -> None:
     with tempfile.TemporaryDirectory(prefix="pypto-build-") as tmp:
-        src = Path(tmp) / f"{name}.cpp"
-        src.write_text(source)
-        obj = Path(tmp) / f"{name}.so"
+        src = Path(tmp) / f"{safe_stem(name)}.cpp"
+        try:
+            src.write_text(source)
+        except OSError as e:
+            raise NativeBuildError(describe(e, src)) from None
+        obj = Path(tmp) / f"{safe_stem(name)}.so"
         cmd = [tc.cxx, *flags, str(src), "-o", str(obj)]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -206,9 +248,10 @@ def _compile(tc: Toolchain, source: str, so: Path, flags: tuple[str, ...], name:
         except subprocess.TimeoutExpired as e:
             raise NativeBuildError(f"compiling {name} took longer than 600 s") from e
         if r.returncode != 0:
-            keep = cache_dir() / "failed" / f"{name}.cpp"
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            keep.write_text(source)
+            keep = cache_dir() / "failed" / f"{safe_stem(name)}.cpp"
+            with _suppress():
+                make_dirs(keep.parent)
+                _atomic_write_bytes(keep, source.encode())
             raise NativeBuildError(f"C++ compilation of {name} failed (source kept at {keep}):\n"
                                    f"$ {' '.join(cmd[:1] + ['...', str(src.name)])}\n{_trim(r.stderr)}")
         _atomic_write_bytes(so, obj.read_bytes())
@@ -239,4 +282,4 @@ def build_and_load(source: str, name: str, **kw) -> tuple[ctypes.CDLL, BuildResu
 
 
 __all__ = ["BuildResult", "CompilerNotFoundError", "NativeBuildError", "Toolchain", "build_and_load", "file_sha",
-           "build_shared", "cache_dir", "load_library", "toolchain"]
+           "build_shared", "cache_dir", "load_library", "toolchain", "toolchain_fingerprint"]

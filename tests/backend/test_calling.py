@@ -273,3 +273,91 @@ def test_an_input_written_inside_a_loop_is_not_changed_for_the_caller(tmp_path, 
     r = c(x, -np.ones((16, 32), np.float32), config=RunConfig(platform=platform))
     np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(r, -1.0)
+
+
+# ---- arguments that share memory --------------------------------------------------------------
+
+PLATFORMS = ["cpu", "interp"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("shift", [1, 0, -1, 5])
+def test_an_output_overlapping_an_input_reads_the_input_as_it_was(axpy, platform, shift):
+    """`compiled(buf[0:40], y, 2.0, buf[1:41])`: the program reads x as it was at the call (as
+    NumPy's `out=` does), whatever order its tasks run in."""
+    rng = np.random.default_rng(shift + 7)
+    buf = rng.standard_normal((56, 32)).astype(np.float32)
+    y = rng.standard_normal((40, 32)).astype(np.float32)
+    lo = 6
+    x, out = buf[lo:lo + 40], buf[lo + shift:lo + shift + 40]
+    expect = 2.0 * x.copy() + y
+    got = axpy(x, y, 2.0, out, config=RunConfig(platform=platform))
+    assert got is out
+    np.testing.assert_allclose(out, expect, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_an_output_that_is_an_input_strided_view(axpy, platform):
+    buf = np.arange(80 * 32, dtype=np.float32).reshape(80, 32)
+    x = buf[::2]  # rows 0, 2, 4, ...
+    out = buf[1::2]  # rows 1, 3, 5, ... (interleaved with x: no element shared)
+    y = np.ones((40, 32), np.float32)
+    expect = 3.0 * x.copy() + y
+    axpy(x, y, 3.0, out, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(out, expect)
+    np.testing.assert_array_equal(buf[::2], np.arange(80 * 32, dtype=np.float32).reshape(80, 32)[::2])
+
+
+@pl.program
+class TwoOut:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 8], pl.FP32], o1: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+          o2: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> tuple[pl.Tensor[[8, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32]]:
+        t = pl.load(x, [0, 0], [8, 8])
+        r1 = pl.store(pl.add(t, 1.0), [0, 0], o1)
+        r2 = pl.store(pl.mul(t, 2.0), [0, 0], o2)
+        return r1, r2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 8], pl.FP32], o1: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+             o2: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> tuple[pl.Tensor[[8, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32]]:
+        r1, r2 = self.k(x, o1, o2)
+        return r1, r2
+
+
+def test_two_outputs_that_overlap_are_refused(tmp_path):
+    c = ir.compile(TwoOut, output_dir=tmp_path / "o")
+    x = np.ones((8, 8), np.float32)
+    buf = np.zeros((9, 8), np.float32)
+    with pytest.raises(ArgumentError, match="'o2' and parameter 'o1' are both written .* overlap"):
+        c(x, buf[0:8], buf[1:9])
+    a, b = np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32)
+    c(x, a, b)
+    np.testing.assert_array_equal(a, 2.0) and np.testing.assert_array_equal(b, 2.0)
+    inter = np.zeros((8, 16), np.float32)
+    c(x, inter[:, ::2], inter[:, 1::2])  # interleaved, disjoint: fine
+    np.testing.assert_array_equal(inter[:, ::2], 2.0)
+
+
+# ---- keywords and scalars ----------------------------------------------------------------------
+
+def test_keyword_arguments(axpy):
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((20, 32)).astype(np.float32), rng.standard_normal((20, 32)).astype(np.float32)
+    out = np.zeros_like(x)
+    assert axpy(x=x, y=y, a=2.0, out=out) is out
+    np.testing.assert_allclose(out, 2 * x + y, rtol=1e-6)
+    np.testing.assert_allclose(axpy(x, y, a=0.5), 0.5 * x + y, rtol=1e-6)  # out allocated
+    np.testing.assert_allclose(axpy(x, a=1.0, y=y, config=RunConfig(platform="interp")), x + y, rtol=1e-6)
+    with pytest.raises(ArgumentError, match="has no parameter 'z'; its parameters are x, y, a, out"):
+        axpy(x, y, 1.0, z=out)
+    with pytest.raises(ArgumentError, match="got parameter 'x' twice"):
+        axpy(x, y, x=x, a=1.0)
+    with pytest.raises(ArgumentError, match="missing argument 'a'"):
+        axpy(x, y=y)
+
+
+def test_a_scalar_too_large_names_its_parameter(axpy):
+    x = np.zeros((16, 32), np.float32)
+    with pytest.raises(ArgumentError, match="parameter 'a' is a FP32 scalar; 1000000000.* too large"):
+        axpy(x, x, 10**400)

@@ -218,8 +218,17 @@ def test_printer_rejects_ops_it_cannot_write():
         print_op(Op("foo.bar", [], [Value("a", INDEX)]))
     with pytest.raises(ValueError, match="predicate"):
         print_op(Op("arith.cmpi", [Value("c", I1)], [Value("a", INDEX), Value("b", INDEX)]))
-    with pytest.raises(ValueError, match="symbol name"):
-        print_func(Func("bad name", [], Block()))
+    with pytest.raises(ValueError, match="empty symbol name"):
+        print_func(Func("", [], Block()))
+
+
+@pytest.mark.parametrize("name", ["σ_kernel", "bad name", 'q"uote', "k" * 300])
+def test_any_symbol_name_round_trips_quoted(name):
+    m = Module([Func(name, [], Block([], [Op("func.return")]))])
+    text = print_module(m)
+    assert ("@" + name) not in text or name == "k" * 300
+    m2 = parse_module(text)
+    assert m2.funcs[0].name == name and print_module(m2) == text
 
 
 # ---------------------------------------------------------------------------------------------

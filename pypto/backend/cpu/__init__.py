@@ -14,30 +14,38 @@ from .emit_common import AssemblyError
 from .program import AssembledProgram, NativeProgram, assemble, build
 
 
-def read_modules(output_dir: Path) -> tuple[dict[str, Module], Module | None]:
+def parse_modules(texts: dict[str, str]) -> tuple[dict[str, Module], Module | None]:
+    """Parse a program's PTO files (path -> text, `.../kernels/*.pto` and one
+    `.../orchestration/*.pto`) into kernels by function name and the task program."""
     from pypto.pto.parser import parse_module
 
-    kernels = {}
-    for p in sorted((output_dir / "kernels").glob("*.pto")):
-        kernels[p.stem] = parse_module(p.read_text(), filename=str(p))
-    orch = None
-    files = sorted((output_dir / "orchestration").glob("*.pto"))
-    if len(files) > 1:
-        raise AssemblyError(f"{output_dir}/orchestration holds {len(files)} task programs; expected one")
-    if files:
-        orch = parse_module(files[0].read_text(), filename=str(files[0]))
-    return kernels, orch
+    kernels: dict[str, Module] = {}
+    orchs: list[Module] = []
+    for path, text in sorted(texts.items()):
+        mod = parse_module(text, filename=path)
+        if Path(path).parent.name == "orchestration":
+            orchs.append(mod)
+        elif len(mod.funcs) != 1:
+            raise AssemblyError(f"{path}: a kernel module must hold exactly one function")
+        else:
+            kernels[mod.funcs[0].name] = mod
+    if len(orchs) > 1:
+        raise AssemblyError(f"{len(orchs)} task programs (orchestration/*.pto); expected one")
+    return kernels, (orchs[0] if orchs else None)
+
+
+def read_modules(output_dir: Path) -> tuple[dict[str, Module], Module | None]:
+    """The PTO modules of an output directory, as `parse_modules` gives them."""
+    out = Path(output_dir)
+    files = sorted((out / "kernels").glob("*.pto")) + sorted((out / "orchestration").glob("*.pto"))
+    return parse_modules({str(p): p.read_text() for p in files})
 
 
 def build_program(output_dir: str | Path, name: str) -> NativeProgram:
-    out = Path(output_dir)
-    kernels, orch = read_modules(out)
-    asm = assemble(name, kernels, orch)
-    native = out / "native"
-    native.mkdir(parents=True, exist_ok=True)
-    (native / f"{name}.cpp").write_text(asm.source)
-    return build(asm)
+    """Assemble and build the PTO files of an output directory (hand-edited ones included)."""
+    kernels, orch = read_modules(Path(output_dir))
+    return build(assemble(name, kernels, orch))
 
 
 __all__ = ["AssembledProgram", "AssemblyError", "NativeProgram", "assemble", "build", "build_program",
-           "read_modules"]
+           "parse_modules", "read_modules"]
