@@ -15,6 +15,9 @@ Each rule has a name and numeric codes (tests and passes select rules by name):
 - NoNestedCall (off by default): 501 a Call inside another Call's arguments, an if/while
   condition, a for-loop bound, or a scalar binary/unary expression.
 - BreakContinue: 601 break/continue outside a loop (or in a parallel/unrolled one).
+- SupportedTypes: 701 an element type no target stores (`pypto.ir.limits`), 702 a dimension
+  outside [1, 2**63 - 1] or a size in bytes beyond int64 — on parameters, return types, every
+  bound variable and every call's result.
 
 Scoping follows the parser: plain loops, ifs without return_vars and `with` scopes leak their
 definitions to the enclosing block; loops with iter_args and ifs with return_vars do not (only
@@ -79,6 +82,7 @@ SSA_ITER_RETURN_MISMATCH, SSA_YIELD_COUNT_MISMATCH, SSA_SCOPE_VIOLATION = 4, 5, 
 TYPE_KIND_MISMATCH, TYPE_DTYPE_MISMATCH, TYPE_RANK_MISMATCH, TYPE_DIM_MISMATCH = 101, 102, 103, 104
 TYPE_ATTR_MISMATCH, TYPE_CONDITION_NOT_SCALAR, TYPE_RANGE_NOT_SCALAR = 105, 106, 107
 USE_BEFORE_DEF, NESTED_CALL, BREAK_OUTSIDE_LOOP = 401, 501, 601
+UNSUPPORTED_DTYPE, SIZE_OUT_OF_RANGE = 701, 702
 
 
 @dataclass(frozen=True, eq=False)
@@ -721,11 +725,48 @@ class TypeCheck(Rule):
             self._fits(want, c.type, f"result of {callee.name}", c, s, dynamic_ok=True)
 
 
+class SupportedTypes(Rule):
+    """The types of a program are ones the targets can build (`pypto.ir.limits`)."""
+
+    name = "SupportedTypes"
+    codes = {701: "element type no target supports", 702: "dimension or size out of range"}
+
+    def check(self, ctx: _Context) -> None:
+        for unit in ctx.units:
+            # each parameter and return type is reported; in the body, each problem once, where it
+            # first appears (every value computed from a bad parameter has the same problem)
+            self.seen: set[str] = set()
+            fn = unit.function
+            of = f" of function {fn.name}" if fn is not None else ""
+            if fn is not None:
+                for p in fn.params:
+                    self._type(ctx, unit, p.type, f"parameter {p.name}{of}", p, None, once=False)
+                for i, t in enumerate(fn.return_types):
+                    self._type(ctx, unit, t, f"return type #{i}{of}", fn, None, once=False)
+            for s in _all_stmts(unit.body):
+                for v in _binders(s):
+                    self._type(ctx, unit, v.type, f"variable {v.name}{of}", v, s)
+                for e in _stmt_exprs(s):
+                    for n in ctx.expr_nodes(e):
+                        if isinstance(n, Call):
+                            self._type(ctx, unit, _type_of(n), f"the result of {n.op.name}{of}", n, s)
+
+    def _type(self, ctx: _Context, unit: _Unit, t: Type | None, what: str, node: Any, s: Stmt | None,
+              once: bool = True) -> None:
+        from .limits import type_problem
+
+        p = type_problem(t)
+        if p is not None and not (once and str(p) in self.seen):
+            self.seen.add(str(p))
+            ctx.report(self, UNSUPPORTED_DTYPE if p.is_dtype else SIZE_OUT_OF_RANGE, f"{what}: {p}", node, s, unit)
+
+
 # ---------------------------------------------------------------------------------------------
 # entry points
 
 
-RULES: dict[str, type[Rule]] = {r.name: r for r in (SSAVerify, TypeCheck, UseAfterDef, NoNestedCall, BreakContinue)}
+RULES: dict[str, type[Rule]] = {r.name: r for r in (SSAVerify, TypeCheck, UseAfterDef, NoNestedCall, BreakContinue,
+                                                    SupportedTypes)}
 DEFAULT_RULES: tuple[str, ...] = tuple(n for n, r in RULES.items() if r.default)
 
 
@@ -920,7 +961,8 @@ def render_diagnostics(diags: list[Diagnostic], root: Any = None) -> str:
 
 
 __all__ = [
-    "DEFAULT_RULES", "RULES", "BreakContinue", "Diagnostic", "NoNestedCall", "Rule", "SSAVerify", "TypeCheck",
+    "DEFAULT_RULES", "RULES", "BreakContinue", "Diagnostic", "NoNestedCall", "Rule", "SSAVerify", "SupportedTypes",
+    "TypeCheck",
     "UseAfterDef", "VerificationError", "excerpt", "expr_text", "render_diagnostics", "stmt_line",
     "type_diff", "type_text", "verify", "verify_or_raise",
 ]
