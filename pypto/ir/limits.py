@@ -65,9 +65,10 @@ def shape_problem(t: ShapedType) -> Problem | None:
     (dynamic dimensions count as 1: at least that many elements whatever they are bound to)."""
     from .expr import ConstInt
 
-    n = 1
+    n, dynamic = 1, False
     for i, d in enumerate(t.shape):
         if not isinstance(d, ConstInt):
+            dynamic = True
             continue
         if not 1 <= d.value <= INT64_MAX:
             return Problem(f"dimension #{i} of {_text(t)} is {d.value}, outside [1, 2**63 - 1]",
@@ -75,8 +76,9 @@ def shape_problem(t: ShapedType) -> Problem | None:
         n *= d.value
     nbytes = n * t.dtype.itemsize
     if nbytes > INT64_MAX:
-        return Problem(f"{_text(t)} holds {n} elements of {t.dtype.itemsize} byte(s) ({nbytes} bytes), more than "
-                       "the 2**63 - 1 bytes an int64 offset addresses",
+        least = "at least " if dynamic else ""
+        return Problem(f"{_text(t)} holds {least}{n} elements of {t.dtype.itemsize} byte(s) ({least}{nbytes} bytes), "
+                       "more than the 2**63 - 1 bytes an int64 offset addresses",
                        "split the data into smaller tensors")
     return None
 

@@ -94,6 +94,7 @@ class Diagnostic:
     node: Any = None  # the offending node
     stmt: Stmt | None = None  # the statement holding it (for the IR excerpt)
     function: str | None = None
+    hint: str | None = None  # what to do about it, where a rule knows
 
     def __str__(self) -> str:
         return f"[{self.rule} {self.code}] {self.message} ({self.span})"
@@ -248,7 +249,8 @@ class _Context:
             got = self._nodes[id(e)] = (e, _expr_nodes(e))
         return got[1]
 
-    def report(self, rule: Rule, code: int, message: str, node: Any, stmt: Stmt | None, unit: _Unit) -> None:
+    def report(self, rule: Rule, code: int, message: str, node: Any, stmt: Stmt | None, unit: _Unit,
+               hint: str | None = None) -> None:
         # a Var's own span is its definition; a fault at a use is located by the statement
         span = getattr(node, "span", None) if not (isinstance(node, Var) and stmt is not None) else None
         if not isinstance(span, Span) or not span.is_known:
@@ -256,7 +258,7 @@ class _Context:
         if (span is None or not span.is_known) and unit.function is not None:
             span = unit.function.span
         fn = unit.function.name if unit.function is not None else None
-        self.diagnostics.append(Diagnostic(rule.name, code, message, span or Span.unknown(), node, stmt, fn))
+        self.diagnostics.append(Diagnostic(rule.name, code, message, span or Span.unknown(), node, stmt, fn, hint))
 
     def scopes(self, unit: _Unit) -> _ScopeWalk:
         got = self._scopes.get(id(unit))
@@ -738,11 +740,8 @@ class SupportedTypes(Rule):
             self.seen: set[str] = set()
             fn = unit.function
             of = f" of function {fn.name}" if fn is not None else ""
-            if fn is not None:
-                for p in fn.params:
-                    self._type(ctx, unit, p.type, f"parameter {p.name}{of}", p, None, once=False)
-                for i, t in enumerate(fn.return_types):
-                    self._type(ctx, unit, t, f"return type #{i}{of}", fn, None, once=False)
+            for p in fn.params if fn is not None else ():
+                self._type(ctx, unit, p.type, f"parameter {p.name}{of}", p, None, once=False)
             for s in _all_stmts(unit.body):
                 for v in _binders(s):
                     self._type(ctx, unit, v.type, f"variable {v.name}{of}", v, s)
@@ -750,15 +749,18 @@ class SupportedTypes(Rule):
                     for n in ctx.expr_nodes(e):
                         if isinstance(n, Call):
                             self._type(ctx, unit, _type_of(n), f"the result of {n.op.name}{of}", n, s)
+            for i, t in enumerate(fn.return_types if fn is not None else ()):
+                self._type(ctx, unit, t, f"return type #{i}{of}", fn, None, once=False)
 
     def _type(self, ctx: _Context, unit: _Unit, t: Type | None, what: str, node: Any, s: Stmt | None,
               once: bool = True) -> None:
         from .limits import type_problem
 
         p = type_problem(t)
-        if p is not None and not (once and str(p) in self.seen):
-            self.seen.add(str(p))
-            ctx.report(self, UNSUPPORTED_DTYPE if p.is_dtype else SIZE_OUT_OF_RANGE, f"{what}: {p}", node, s, unit)
+        if p is not None and not (once and p.message in self.seen):
+            self.seen.add(p.message)
+            ctx.report(self, UNSUPPORTED_DTYPE if p.is_dtype else SIZE_OUT_OF_RANGE, f"{what}: {p.message}", node, s,
+                       unit, hint=p.hint)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -957,6 +959,8 @@ def render_diagnostics(diags: list[Diagnostic], root: Any = None) -> str:
         if src:
             lines.append(f"   | {src.strip()}")
         lines.extend(excerpt(root, d.stmt))
+        if d.hint:
+            lines.append(f"   = help: {d.hint}")
     return "\n".join(lines)
 
 

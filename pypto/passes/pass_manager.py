@@ -171,7 +171,7 @@ def _check_buildable(program: Program) -> None:
         # the rest by place only (their messages repeat the first one's reason and advice)
         more = "also " + ", ".join(f"{x.message.split(': ', 1)[0]} ({x.span})" for x in diags[1:]) if diags[1:] \
             else None
-        raise PassError(f"cannot compile program {program.name}: {d.message}", d.span, note=more)
+        raise PassError(f"cannot compile program {program.name}: {d.message}", d.span, hint=d.hint, note=more)
 
 
 __all__ = ["OptimizationStrategy", "PassManager", "PassRecord", "VerificationLevel", "pipeline"]
