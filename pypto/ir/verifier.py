@@ -966,7 +966,6 @@ def render_diagnostics(diags: list[Diagnostic], root: Any = None) -> str:
 
 __all__ = [
     "DEFAULT_RULES", "RULES", "BreakContinue", "Diagnostic", "NoNestedCall", "Rule", "SSAVerify", "SupportedTypes",
-    "TypeCheck",
-    "UseAfterDef", "VerificationError", "excerpt", "expr_text", "render_diagnostics", "stmt_line",
+    "TypeCheck", "UseAfterDef", "VerificationError", "excerpt", "expr_text", "render_diagnostics", "stmt_line",
     "type_diff", "type_text", "verify", "verify_or_raise",
 ]

@@ -168,9 +168,10 @@ def _check_buildable(program: Program) -> None:
     diags = verify(program, ["SupportedTypes"])
     if diags:
         d = diags[0]
-        # the rest by place only (their messages repeat the first one's reason and advice)
-        more = "also " + ", ".join(f"{x.message.split(': ', 1)[0]} ({x.span})" for x in diags[1:]) if diags[1:] \
-            else None
+        why = d.message.split(": ", 1)[-1]
+        # the rest by place only where they repeat the first one's reason (a bad parameter's return type)
+        more = "also " + "; ".join(f"{x.message.removesuffix(': ' + why)} ({x.span})" for x in diags[1:]) \
+            if diags[1:] else None
         raise PassError(f"cannot compile program {program.name}: {d.message}", d.span, hint=d.hint, note=more)
 
 

@@ -205,3 +205,19 @@ def test_the_advice_holds_every_value_exactly(dt: DataType, wide):
     back = narrow.astype(wide).astype(npd)
     assert np.array_equal(back[keep].astype(np.float32), narrow[keep].astype(np.float32))
     assert np.isnan(back[~keep].astype(np.float32)).all()
+
+
+@pytest.mark.parametrize("pto_type", ["i4", "ui4", "f4", "f8e4m3", "f8e5m2"])
+def test_hand_written_pto_with_a_refused_type_is_an_assembly_error(pto_type, tmp_path):
+    """The PTO text can spell these types; the CPU assembler names the one it cannot build (it
+    once failed with `KeyError: 'i4'`)."""
+    from pypto.backend.cpu.emit_common import AssemblyError
+    from pypto.backend.cpu.program import assemble
+    from pypto.pto import parse_module
+
+    out = ir.compile(pl.parse(SOURCE.replace("{D}", "INT8")), output_dir=tmp_path, skip_ptoas=True)
+    kernels = {p.stem: p.read_text() for p in (tmp_path / "kernels").glob("*.pto")}
+    assert kernels and all("xi8" in t or "i8>" in t or ", i8" in t for t in kernels.values())
+    bad = {k: parse_module(t.replace("i8", pto_type)) for k, t in kernels.items()}
+    with pytest.raises(AssemblyError, match=f"element type {pto_type} is not supported by the CPU backend"):
+        assemble(str(out), bad, None)
