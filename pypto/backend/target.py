@@ -73,11 +73,12 @@ class Target:
         return self.spec(space).capacity
 
     def tile_bytes(self, space: MemorySpace, shape: tuple[int, ...], dtype: DataType) -> int:
-        """Bytes a tile of this shape occupies in `space` (sub-byte types round up)."""
+        """Bytes a tile of this shape occupies in `space` (`dtype.itemsize` per element: one byte
+        for BOOL and the 4-bit types, as the backends store them)."""
         n = 1
         for d in shape:
             n *= d
-        return (n * dtype.bits + 7) // 8
+        return n * dtype.itemsize
 
     @property
     def num_cores(self) -> int:

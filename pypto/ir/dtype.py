@@ -78,9 +78,11 @@ class DataType(enum.Enum):
         b = self.bits
         return (-(1 << (b - 1)), (1 << (b - 1)) - 1) if self.is_signed else (0, (1 << b) - 1)
 
-    @property
+    @cached_property
     def itemsize(self) -> int:
-        """Bytes per element in a NumPy array (sub-byte types take one byte each)."""
+        """Bytes per element as stored: in NumPy arrays, in tiles (memory planning) and in the C++
+        backend. Sub-byte types (BOOL, the 4-bit ones) take a whole byte each, so this, not `bits`,
+        is what every byte size and address computation uses."""
         return max(1, self.bits // 8)
 
     @cached_property

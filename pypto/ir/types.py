@@ -111,8 +111,9 @@ class ShapedType(Type):
         return n
 
     def nbytes(self) -> int | None:
+        """Bytes as stored (`dtype.itemsize` per element), or None if a dimension is dynamic."""
         n = self.num_elements()
-        return None if n is None else (n * self.dtype.bits + 7) // 8
+        return None if n is None else n * self.dtype.itemsize
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,9 @@ Each rule has a name and numeric codes (tests and passes select rules by name):
 - NoNestedCall (off by default): 501 a Call inside another Call's arguments, an if/while
   condition, a for-loop bound, or a scalar binary/unary expression.
 - BreakContinue: 601 break/continue outside a loop (or in a parallel/unrolled one).
+- SupportedTypes: 701 an element type no target stores (`pypto.ir.limits`), 702 a dimension
+  outside [1, 2**63 - 1] or a size in bytes beyond int64 — on parameters, return types, every
+  bound variable and every call's result.
 
 Scoping follows the parser: plain loops, ifs without return_vars and `with` scopes leak their
 definitions to the enclosing block; loops with iter_args and ifs with return_vars do not (only
@@ -79,6 +82,7 @@ SSA_ITER_RETURN_MISMATCH, SSA_YIELD_COUNT_MISMATCH, SSA_SCOPE_VIOLATION = 4, 5, 
 TYPE_KIND_MISMATCH, TYPE_DTYPE_MISMATCH, TYPE_RANK_MISMATCH, TYPE_DIM_MISMATCH = 101, 102, 103, 104
 TYPE_ATTR_MISMATCH, TYPE_CONDITION_NOT_SCALAR, TYPE_RANGE_NOT_SCALAR = 105, 106, 107
 USE_BEFORE_DEF, NESTED_CALL, BREAK_OUTSIDE_LOOP = 401, 501, 601
+UNSUPPORTED_DTYPE, SIZE_OUT_OF_RANGE = 701, 702
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +94,7 @@ class Diagnostic:
     node: Any = None  # the offending node
     stmt: Stmt | None = None  # the statement holding it (for the IR excerpt)
     function: str | None = None
+    hint: str | None = None  # what to do about it, where a rule knows
 
     def __str__(self) -> str:
         return f"[{self.rule} {self.code}] {self.message} ({self.span})"
@@ -244,7 +249,8 @@ class _Context:
             got = self._nodes[id(e)] = (e, _expr_nodes(e))
         return got[1]
 
-    def report(self, rule: Rule, code: int, message: str, node: Any, stmt: Stmt | None, unit: _Unit) -> None:
+    def report(self, rule: Rule, code: int, message: str, node: Any, stmt: Stmt | None, unit: _Unit,
+               hint: str | None = None) -> None:
         # a Var's own span is its definition; a fault at a use is located by the statement
         span = getattr(node, "span", None) if not (isinstance(node, Var) and stmt is not None) else None
         if not isinstance(span, Span) or not span.is_known:
@@ -252,7 +258,7 @@ class _Context:
         if (span is None or not span.is_known) and unit.function is not None:
             span = unit.function.span
         fn = unit.function.name if unit.function is not None else None
-        self.diagnostics.append(Diagnostic(rule.name, code, message, span or Span.unknown(), node, stmt, fn))
+        self.diagnostics.append(Diagnostic(rule.name, code, message, span or Span.unknown(), node, stmt, fn, hint))
 
     def scopes(self, unit: _Unit) -> _ScopeWalk:
         got = self._scopes.get(id(unit))
@@ -721,11 +727,48 @@ class TypeCheck(Rule):
             self._fits(want, c.type, f"result of {callee.name}", c, s, dynamic_ok=True)
 
 
+class SupportedTypes(Rule):
+    """The types of a program are ones the targets can build (`pypto.ir.limits`)."""
+
+    name = "SupportedTypes"
+    codes = {701: "element type no target supports", 702: "dimension or size out of range"}
+
+    def check(self, ctx: _Context) -> None:
+        for unit in ctx.units:
+            # each parameter and return type is reported; in the body, each problem once, where it
+            # first appears (every value computed from a bad parameter has the same problem)
+            self.seen: set[str] = set()
+            fn = unit.function
+            of = f" of function {fn.name}" if fn is not None else ""
+            for p in fn.params if fn is not None else ():
+                self._type(ctx, unit, p.type, f"parameter {p.name}{of}", p, None, once=False)
+            for s in _all_stmts(unit.body):
+                for v in _binders(s):
+                    self._type(ctx, unit, v.type, f"variable {v.name}{of}", v, s)
+                for e in _stmt_exprs(s):
+                    for n in ctx.expr_nodes(e):
+                        if isinstance(n, Call):
+                            self._type(ctx, unit, _type_of(n), f"the result of {n.op.name}{of}", n, s)
+            for i, t in enumerate(fn.return_types if fn is not None else ()):
+                self._type(ctx, unit, t, f"return type #{i}{of}", fn, None, once=False)
+
+    def _type(self, ctx: _Context, unit: _Unit, t: Type | None, what: str, node: Any, s: Stmt | None,
+              once: bool = True) -> None:
+        from .limits import type_problem
+
+        p = type_problem(t)
+        if p is not None and not (once and p.message in self.seen):
+            self.seen.add(p.message)
+            ctx.report(self, UNSUPPORTED_DTYPE if p.is_dtype else SIZE_OUT_OF_RANGE, f"{what}: {p.message}", node, s,
+                       unit, hint=p.hint)
+
+
 # ---------------------------------------------------------------------------------------------
 # entry points
 
 
-RULES: dict[str, type[Rule]] = {r.name: r for r in (SSAVerify, TypeCheck, UseAfterDef, NoNestedCall, BreakContinue)}
+RULES: dict[str, type[Rule]] = {r.name: r for r in (SSAVerify, TypeCheck, UseAfterDef, NoNestedCall, BreakContinue,
+                                                    SupportedTypes)}
 DEFAULT_RULES: tuple[str, ...] = tuple(n for n, r in RULES.items() if r.default)
 
 
@@ -916,11 +959,13 @@ def render_diagnostics(diags: list[Diagnostic], root: Any = None) -> str:
         if src:
             lines.append(f"   | {src.strip()}")
         lines.extend(excerpt(root, d.stmt))
+        if d.hint:
+            lines.append(f"   = help: {d.hint}")
     return "\n".join(lines)
 
 
 __all__ = [
-    "DEFAULT_RULES", "RULES", "BreakContinue", "Diagnostic", "NoNestedCall", "Rule", "SSAVerify", "TypeCheck",
-    "UseAfterDef", "VerificationError", "excerpt", "expr_text", "render_diagnostics", "stmt_line",
+    "DEFAULT_RULES", "RULES", "BreakContinue", "Diagnostic", "NoNestedCall", "Rule", "SSAVerify", "SupportedTypes",
+    "TypeCheck", "UseAfterDef", "VerificationError", "excerpt", "expr_text", "render_diagnostics", "stmt_line",
     "type_diff", "type_text", "verify", "verify_or_raise",
 ]

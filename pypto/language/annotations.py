@@ -2,7 +2,10 @@
 `pl.Out[...]`, `pl.InOut[...]`, `pl.Tuple[...]`, and `pl.dynamic`.
 
 Annotations are ordinary Python values (so a module that defines kernels imports cleanly); the
-parser turns them into IR types with `to_ir_type`.
+parser turns them into IR types with `to_ir_type`, which also refuses what no target can build
+(`pypto.ir.limits`: element types without a backend, dimensions outside [1, 2**63 - 1]). That
+check waits for the parser, not the `pl.Tensor[...]` subscript, because Python evaluates eager
+annotations while the class body runs, where an error could not point at the annotation.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import DynVar, Expr, MemRef, make_memref, scalar_type
+from pypto.ir.limits import type_problem
 from pypto.ir.types import (
     MemRefType,
     ScalarType,
@@ -27,7 +31,11 @@ from pypto.ir.types import (
 
 
 class AnnotationError(TypeError):
-    """A malformed annotation; the parser re-raises it with the source location."""
+    """A malformed annotation; the parser re-raises it with the source location (and `hint`)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 def dynamic(name: str) -> DynVar:
@@ -43,8 +51,6 @@ def _shape(items: Any, what: str) -> tuple:
         for d in items:
             if isinstance(d, bool) or not isinstance(d, (int, Expr)):
                 raise AnnotationError(f"{what} dimensions must be ints or pl.dynamic(...) names, got {d!r}")
-            if isinstance(d, int) and d <= 0:
-                raise AnnotationError(f"{what} dimensions must be positive, got {d}")
             out.append(d)
         return tuple(out)
     raise AnnotationError(f"{what} shape must be a list like [64, 128], got {items!r}")
@@ -217,7 +223,15 @@ Unknown = UnknownType()
 
 
 def to_ir_type(ann: Any) -> Type:
-    """Turn an annotation value into an IR type (raises AnnotationError)."""
+    """Turn an annotation value into an IR type the targets can build (raises AnnotationError)."""
+    t = _ir_type(ann)
+    p = type_problem(t)
+    if p is not None:
+        raise AnnotationError(p.message, p.hint)
+    return t
+
+
+def _ir_type(ann: Any) -> Type:
     if isinstance(ann, (TensorAnn, TileAnn, ScalarAnn, TupleAnn)):
         return ann.to_type()
     if isinstance(ann, DataType):

@@ -223,7 +223,7 @@ def inplace_safe(value: Expr, operand: Var, result_type: Type) -> bool:
     if not isinstance(ot, TileType) or not isinstance(result_type, TileType):
         return False
     shape = ot.static_shape()
-    return (shape is not None and shape == result_type.static_shape() and ot.dtype.bits == result_type.dtype.bits
+    return (shape is not None and shape == result_type.static_shape() and ot.dtype.itemsize == result_type.dtype.itemsize
             and ot.space is result_type.space)
 
 

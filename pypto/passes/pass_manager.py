@@ -109,6 +109,7 @@ class PassManager:
     def _run(self, program: Program, ctx: PassContext, dump_dir: Path | None, dump_ir: bool, prefix: str) -> Program:
         props: set[IRProperty] = {IRProperty.TypeChecked}
         self.records = []
+        _check_buildable(program)
         for i, p in enumerate(self.passes, start=1):
             missing = p.requires - props
             if missing:
@@ -157,6 +158,21 @@ class PassManager:
             (dump_dir / f"{name}.py").write_text(text)
         print(f"# ===== IR {name} =====")
         print(text)
+
+
+def _check_buildable(program: Program) -> None:
+    """Before any pass: what no pass can repair (element types no target stores, dimensions or sizes
+    beyond int64), named by function and parameter or variable, located at its definition."""
+    from pypto.ir.verifier import verify
+
+    diags = verify(program, ["SupportedTypes"])
+    if diags:
+        d = diags[0]
+        why = d.message.split(": ", 1)[-1]
+        # the rest by place only where they repeat the first one's reason (a bad parameter's return type)
+        more = "also " + "; ".join(f"{x.message.removesuffix(': ' + why)} ({x.span})" for x in diags[1:]) \
+            if diags[1:] else None
+        raise PassError(f"cannot compile program {program.name}: {d.message}", d.span, hint=d.hint, note=more)
 
 
 __all__ = ["OptimizationStrategy", "PassManager", "PassRecord", "VerificationLevel", "pipeline"]

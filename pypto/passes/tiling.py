@@ -404,7 +404,7 @@ def plan_tiling(fn: Function, capacity: int, caps: dict[MemorySpace, int] | None
                                  "tiles (valid_shapes=[...] covers a dynamic extent)")
     per_row, fixed = 0, 0
     for t in tensors + reduced:
-        nbytes = t.type.shape[1].value * t.type.dtype.bits // 8
+        nbytes = t.type.shape[1].value * t.type.dtype.itemsize
         if _is_one(t.type.shape[0]):
             fixed += nbytes
         else:
@@ -416,7 +416,7 @@ def plan_tiling(fn: Function, capacity: int, caps: dict[MemorySpace, int] | None
     cube: dict[MemorySpace, list[int]] = {}  # space -> [bytes per row, fixed bytes]
     for m in matmuls:
         k, n = (d.value for d in m.args[1].type.shape)
-        eb = m.args[1].type.dtype.bits // 8
+        eb = m.args[1].type.dtype.itemsize
         for sp, pr, fx in ((Mat, k * eb, k * n * eb), (Left, k * eb, 0), (Right, 0, k * n * eb), (Acc, n * 4, 0)):
             cube.setdefault(sp, [0, 0])
             cube[sp][0] += pr

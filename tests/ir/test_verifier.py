@@ -146,7 +146,7 @@ def test_name_shadowing_is_not_an_error():
 
 
 def test_rule_selection():
-    assert set(DEFAULT_RULES) == {"SSAVerify", "TypeCheck", "UseAfterDef", "BreakContinue"}
+    assert set(DEFAULT_RULES) == {"SSAVerify", "TypeCheck", "UseAfterDef", "BreakContinue", "SupportedTypes"}
     y, s = add_xx()
     f = fn([s, s], [x])
     assert codes(f, ["SSAVerify"]) == [("SSAVerify", 1)]

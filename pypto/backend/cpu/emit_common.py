@@ -8,13 +8,14 @@ import re
 
 from pypto.pto.model import Block, Func, Op, ScalarT, Value
 
+from ..elements import ELEMENTS
+
 CPP_SCALAR = {
     "index": "int64_t", "i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
     "ui8": "uint8_t", "ui16": "uint16_t", "ui32": "uint32_t", "ui64": "uint64_t", "f16": "pto::half",
     "bf16": "pto::bf16", "f32": "float",
 }
-ELEM_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "ui8": 1, "ui16": 2, "ui32": 4, "ui64": 8,
-              "f16": 2, "bf16": 2, "f32": 4, "index": 8}
+ELEM_BYTES = {n: ELEMENTS[n].itemsize for n in CPP_SCALAR}  # bytes as stored: the planner's sizes
 _LOW_FLOAT = {"f16", "bf16"}
 
 
@@ -28,6 +29,12 @@ def cpp_type(name: str, where: str = "") -> str:
         raise AssemblyError(f"{where}: element type {name} is not supported by the CPU backend "
                             "(supported: " + ", ".join(CPP_SCALAR) + ")")
     return t
+
+
+def elem_bytes(name: str, where: str = "") -> int:
+    """Bytes per element of a supported element type (an AssemblyError names any other)."""
+    cpp_type(name, where)
+    return ELEM_BYTES[name]
 
 
 def is_float(name: str) -> bool:
@@ -324,4 +331,4 @@ def _literal(val: int | float | bool, ty: str) -> str:
     return f"{v}LL" if abs(v) > 2**31 - 1 else str(v)
 
 
-__all__ = ["CPP_SCALAR", "ELEM_BYTES", "AssemblyError", "FuncEmitter", "cpp_type", "is_float"]
+__all__ = ["CPP_SCALAR", "ELEM_BYTES", "AssemblyError", "FuncEmitter", "cpp_type", "elem_bytes", "is_float"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pypto.pto.model import EnumAttr, Func, Op, PartitionViewT, PtrT, ScalarT, TensorViewT, TileBufT, Value
 
-from .emit_common import AssemblyError, FuncEmitter, cpp_type
+from .emit_common import AssemblyError, FuncEmitter, cpp_type, elem_bytes
 from .fusion import Fuser, fusable
 
 LOCS = ("vec", "mat", "left", "right", "acc", "bias")
@@ -40,7 +40,7 @@ class SpaceLayout:
                     addr = consts.get(id(op.operands[0]))
                     if addr is None:
                         raise AssemblyError(f"function {f.name}: alloc_tile address must be a constant")
-                    need[t.loc] = max(need[t.loc], addr + tile_bytes(t))
+                    need[t.loc] = max(need[t.loc], addr + tile_bytes(t, f"function {f.name}"))
         base, off = {}, 0
         for loc in LOCS:
             base[loc] = off
@@ -54,10 +54,8 @@ def _walk(f: Func):
     return walk(f.body)
 
 
-def tile_bytes(t: TileBufT) -> int:
-    from .emit_common import ELEM_BYTES
-
-    return t.rows * t.cols * ELEM_BYTES[t.dtype]
+def tile_bytes(t: TileBufT, where: str = "") -> int:
+    return t.rows * t.cols * elem_bytes(t.dtype, where)
 
 
 def tile_cpp_type(t: TileBufT) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pypto.pto.model import Func, Op, ScalarT, Sym, TensorT, Value, walk
 
-from .emit_common import ELEM_BYTES, AssemblyError, FuncEmitter, cpp_type, is_float
+from .emit_common import AssemblyError, FuncEmitter, cpp_type, elem_bytes, is_float
 
 
 @dataclass
@@ -158,9 +158,7 @@ class OrchestrationEmitter(FuncEmitter):
         t = r.type
         assert isinstance(t, TensorT)
         nd = len(t.shape)
-        eb = ELEM_BYTES.get(t.elem)
-        if eb is None:
-            raise AssemblyError(f"{self.where(op)}: element type {t.elem} is not supported by the CPU backend")
+        eb = elem_bytes(t.elem, self.where(op))
         n = self.name(r)
         self.line(f"pto_tensor {n};")
         self.line("{")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pypto.pto.model import Op, PartitionViewT, ScalarT, TileBufT, Value
 
-from .emit_common import ELEM_BYTES, cpp_type
+from .emit_common import cpp_type, elem_bytes
 
 # instruction -> (functor, number of tile operands, whether the op takes a scalar second operand)
 _BINARY = {"tadd": "Add", "tsub": "Sub", "tmul": "Mul", "tdiv": "Div", "tmax": "Max", "tmin": "Min"}
@@ -106,7 +106,7 @@ class Fuser:
         if addr_value is None:
             return
         lo = base + addr_value
-        self.addr[id(op.result)] = Region(lo, lo + t.rows * t.cols * ELEM_BYTES[t.dtype], (t.rows, t.cols))
+        self.addr[id(op.result)] = Region(lo, lo + t.rows * t.cols * elem_bytes(t.dtype), (t.rows, t.cols))
 
     def region(self, v: Value) -> Region | None:
         return self.addr.get(id(v))

@@ -12,20 +12,13 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from pypto.ir.dtype import DataType
 from pypto.pto.model import TileBufT, Value
 from pypto.pto.syntax import FLOAT_BITS, INT_BITS
 
+from ..elements import ELEMENTS
 from .errors import InterpError
 
-# PTO element type name -> registry DataType (whose NumPy dtype holds the values)
-DTYPES: dict[str, DataType] = {
-    "i1": DataType.BOOL, "i4": DataType.INT4, "i8": DataType.INT8, "i16": DataType.INT16, "i32": DataType.INT32,
-    "i64": DataType.INT64, "index": DataType.INDEX, "ui4": DataType.UINT4, "ui8": DataType.UINT8,
-    "ui16": DataType.UINT16, "ui32": DataType.UINT32, "ui64": DataType.UINT64, "f4": DataType.FP4,
-    "f8e4m3": DataType.FP8E4M3FN, "f8e5m2": DataType.FP8E5M2, "f16": DataType.FP16, "bf16": DataType.BF16,
-    "f32": DataType.FP32,
-}
+DTYPES = ELEMENTS  # PTO element type name -> DataType (whose NumPy dtype holds the values)
 
 POISON_BYTE = 0x5A  # arenas start as 0x5A..; float tiles as all-ones bytes (NaN in every float format)
 NAN_BYTE = 0xFF

@@ -15,6 +15,7 @@ from pypto.ir import expr as E
 from pypto.ir.dtype import DataType
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem
 from pypto.ir.function import Function
+from pypto.ir.limits import dtype_problem, type_problem
 from pypto.ir.op import OpError
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType
@@ -311,7 +312,7 @@ class ExprParser(OpCaller):
         try:
             return base[idx]
         except AnnotationError as e:
-            raise ParserTypeError(str(e), sp) from None
+            raise ParserTypeError(str(e), sp, hint=e.hint) from None
         except Exception as e:
             raise ParserError(f"indexing failed: {type(e).__name__}: {e}", sp) from None
 
@@ -411,7 +412,7 @@ class ExprParser(OpCaller):
         except ParserError:
             raise
         except AnnotationError as e:
-            raise ParserTypeError(str(e), sp) from None
+            raise ParserTypeError(str(e), sp, hint=e.hint) from None
         except Exception as e:
             name = getattr(callee, "__name__", repr(callee))
             raise ParserError(f"calling {name} at compile time failed: {type(e).__name__}: {e}", sp) from None
@@ -442,6 +443,9 @@ class ExprParser(OpCaller):
             dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
             if not is_number(value) or not isinstance(dtype, DataType):
                 raise ParserTypeError("pl.const needs a number and a dtype: pl.const(42, pl.INT32)", sp)
+            p = dtype_problem(dtype)
+            if p is not None:
+                raise ParserTypeError(f"pl.const: {p.message}", sp, hint=p.hint)
             if dtype.is_float:
                 return E.ConstFloat(float(value), dtype, span=sp)
             if dtype.is_bool:
@@ -506,11 +510,16 @@ class ExprParser(OpCaller):
     def call_entry(self, spelling: str, entry: OpDef | Dispatch, args: list[Any], kwargs: dict[str, Any],
                    sp: Span, nodes: list[ast.expr] | None) -> Any:
         try:
-            return self.call_op(spelling, entry, args, kwargs, sp)
+            out = self.call_op(spelling, entry, args, kwargs, sp)
         except OpError as e:
             raise ParserTypeError(e.message, sp, hint=e.hint) from None
         except AnnotationError as e:
-            raise ParserTypeError(str(e), sp) from None
+            raise ParserTypeError(str(e), sp, hint=e.hint) from None
+        # a result no target can build (`pl.cast(x, pl.FP8E4M3FN)`, `pl.create_tensor([2**40, 2**40], ...)`)
+        p = type_problem(out.type) if isinstance(out, Expr) else None
+        if p is not None:
+            raise ParserTypeError(f"the result of {spelling}: {p.message}", sp, hint=p.hint)
+        return out
 
     def lookup_ir_op(self, name: str) -> OpDef:
         return get_def(name)

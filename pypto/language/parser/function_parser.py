@@ -235,13 +235,13 @@ class FunctionParser(ExprParser):
         try:
             return self.eval(node)
         except AnnotationError as e:
-            raise ParserTypeError(str(e), self.span(node)) from None
+            raise ParserTypeError(str(e), self.span(node), hint=e.hint) from None
 
     def to_type(self, ann: Any, node: ast.expr) -> Type:
         try:
             return to_ir_type(ann)
         except AnnotationError as e:
-            raise ParserTypeError(str(e), self.span(node)) from None
+            raise ParserTypeError(str(e), self.span(node), hint=e.hint) from None
 
     # ---- body --------------------------------------------------------------------------------
 
@@ -281,7 +281,7 @@ class FunctionParser(ExprParser):
         except ParserError:
             raise
         except AnnotationError as e:
-            raise ParserTypeError(str(e), self.span(node)) from None
+            raise ParserTypeError(str(e), self.span(node), hint=e.hint) from None
         except RecursionError:
             raise ParserError("the kernel is nested too deeply to parse", self.span(node)) from None
         except Exception as e:  # never leak a bare Python exception to the user
