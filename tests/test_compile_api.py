@@ -39,7 +39,10 @@ def _softmax(x):
 @pytest.mark.parametrize("strategy", [OptimizationStrategy.Default, OptimizationStrategy.PTOAS])
 @pytest.mark.parametrize("backend", list(BackendType))
 def test_seed_compile_example_every_strategy_and_backend(tmp_path, monkeypatch, strategy, backend, capsys):
+    from pypto.config import config
+
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(config, "output_root", Path("build_output"))  # (the default; tests put it elsewhere)
     output_dir = ir.compile(
         SoftmaxRows,
         output_dir=None,                         # auto-created
