@@ -159,6 +159,15 @@ def _header_files(include_dirs: tuple[Path, ...]) -> list[Path]:
 _LOCK = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # a thread that held it (compiling) does not exist in the child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @dataclass
 class BuildResult:
     path: Path
