@@ -2,8 +2,8 @@
 
 There is one per (num_workers, mode), but not forever: each owns `num_workers` threads, so a sweep
 over worker counts would otherwise keep them all (1..64 workers: 2,080 idle threads). The cache
-keeps the most recently used few (at most `MAX_RUNTIMES`, and `MAX_WORKERS` worker threads in all
-unless the newest alone has more). An evicted runtime frees its native runtime as soon as no run
+keeps the most recently used few: at most `MAX_RUNTIMES`, with at most `worker_budget()` worker
+threads in all (the newest is kept whatever its size). An evicted runtime frees its native runtime as soon as no run
 holds it: a run in progress on another thread finishes first and frees it when it ends. A caller
 still holding an evicted runtime can keep using it; each of its runs then makes the native runtime
 again and frees it after, so it holds no idle threads.
@@ -19,7 +19,7 @@ from pypto.runtime.abi import SchedMode
 from pypto.runtime.runtime import Runtime
 
 MAX_RUNTIMES = 4
-MAX_WORKERS = 128
+MAX_WORKERS = 128  # the worker budget, unless twice config.num_workers is more (a machine with many cores)
 
 _CACHE: OrderedDict[tuple[int, SchedMode], Runtime] = OrderedDict()
 _LOCK = threading.Lock()
@@ -48,10 +48,18 @@ def default_runtime(num_workers: int | None = None, mode: SchedMode | str = "fif
     return rt
 
 
+def worker_budget() -> int:
+    """Worker threads the cached runtimes may hold in all (room for the default and a few others)."""
+    from pypto.config import config
+
+    return max(MAX_WORKERS, 2 * config.num_workers)
+
+
 def _evict() -> list[Runtime]:
     out = []
+    budget = worker_budget()
     while len(_CACHE) > 1 and (len(_CACHE) > MAX_RUNTIMES
-                               or sum(r.num_workers for r in _CACHE.values()) > MAX_WORKERS):
+                               or sum(r.num_workers for r in _CACHE.values()) > budget):
         out.append(_CACHE.popitem(last=False)[1])
     return out
 
@@ -65,4 +73,4 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-__all__ = ["MAX_RUNTIMES", "MAX_WORKERS", "default_runtime"]
+__all__ = ["MAX_RUNTIMES", "MAX_WORKERS", "default_runtime", "worker_budget"]
