@@ -122,7 +122,7 @@ class Runtime:
         """Stop the workers and free the runtime (also done when it is garbage collected). A run in
         progress on another thread finishes first; later runs raise."""
         if self._run.held_here():
-            raise TaskGraphError(self._nested("close it"))
+            raise TaskGraphError(self._nested("close"))
         self._run.acquire()
         with self._meta:
             self._closed = True
@@ -191,10 +191,10 @@ class Runtime:
                 self._free_native()
                 self._run.release()
 
-    def _begin(self, what: str) -> int:
+    def _begin(self, action: str) -> int:
         """Hold the runtime for a run (waiting for other threads' runs) and return the native handle."""
         if self._run.held_here():
-            raise TaskGraphError(self._nested(what))
+            raise TaskGraphError(self._nested(action))
         self._run.acquire()
         try:
             return self.handle
@@ -208,8 +208,8 @@ class Runtime:
                 self._free_native()
             self._run.release()
 
-    def _nested(self, what: str) -> str:
-        return (f"cannot {what} on {self!r}: a session of this runtime is open on this thread "
+    def _nested(self, action: str) -> str:
+        return (f"cannot {action} {self!r}: a session of this runtime is open on this thread "
                 f"(`with rt.session()`), and it holds the runtime until it ends, so this call would wait "
                 f"forever. End the session first, or use another Runtime for this call.")
 
@@ -221,7 +221,7 @@ class Runtime:
         prog = program if isinstance(program, ProgramHandle) else ProgramHandle(program)
         params, keep = pack_args(args, kinds)
         err = ctypes.create_string_buffer(_ERR_LEN)
-        h = self._begin("run a program")
+        h = self._begin("run a program on")
         try:
             prog.take_kernel_error()  # a stale one from an earlier run that raised elsewhere
             rc = self._lib.pto_rt_run_program(h, ctypes.byref(prog.table), params, len(args),
@@ -242,7 +242,7 @@ class Runtime:
         """Submit every task of `graph` (in order) and wait for all of them."""
         packed = graph if isinstance(graph, PackedGraph) else graph.pack()
         err = ctypes.create_string_buffer(_ERR_LEN)
-        h = self._begin("run a task graph")
+        h = self._begin("run a task graph on")
         try:
             rc = self._lib.pto_rt_run_graph(h, packed.descs.ctypes.data, len(packed),
                                             RUN_TRACE if trace else 0, err, _ERR_LEN)
@@ -308,7 +308,7 @@ class DirectSession:
 
     def __enter__(self) -> DirectSession:
         rt = self._rt
-        h = rt._begin("open a session")
+        h = rt._begin("open a session on")
         self._held, self._h, self._generation = True, h, rt._generation
         if rt._lib.pto_rt_begin(h, RUN_TRACE if self._trace else 0) != 0:
             self._release()
