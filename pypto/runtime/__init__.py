@@ -15,6 +15,7 @@ programs and the runtime is `include/pto_runtime.h` (see README.md).
 """
 
 from pypto.runtime.abi import ABI_VERSION, ArgKind, SchedMode, include_dir
+from pypto.runtime.defaults import default_runtime
 from pypto.runtime.errors import TaskGraphError
 from pypto.runtime.graph import TaskGraph
 from pypto.runtime.kernels import Kernel, builtin_kernel, builtin_names
@@ -27,7 +28,6 @@ from pypto.runtime.runtime import (
     RunResult,
     RunStats,
     Runtime,
-    default_runtime,
 )
 from pypto.runtime.trace import TaskRecord, Trace
 

@@ -8,6 +8,7 @@ The library is `src/runtime.cpp` plus the headers of `src/` and `include/`, comp
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 from pypto.runtime.abi import (
@@ -73,6 +74,15 @@ def library() -> ctypes.CDLL:
                                    f"pypto.runtime expects {ABI_VERSION}")
             _LIB = lib
     return _LIB
+
+
+def _after_fork_in_child() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # a thread that held it (building the library) does not exist in the child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def builtin_kernels() -> dict[str, tuple[int, int]]:

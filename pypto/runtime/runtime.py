@@ -11,11 +11,19 @@ Three ways to run tasks:
 A runtime runs one thing at a time (a lock serialises callers from several Python threads); the
 GIL is released while native code runs. Runs raise `TaskGraphError` with the runtime's message when
 they fail; the exception's `.result` still carries the stats (and trace) of the failed run.
+
+Lifecycle. The native runtime (its worker threads) is made at construction and freed by `close()`
+or when the object is garbage collected, never at interpreter exit: another (daemon) thread may
+still be running on it then, and the process's exit reclaims the threads anyway. A forked child
+inherits no worker threads, so there every runtime drops (leaks, without touching) the native
+runtime it inherited and makes a new one on its next run. A call that would wait for a session
+opened on its own thread raises `TaskGraphError` instead of hanging.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import weakref
 from collections.abc import Sequence
@@ -92,15 +100,18 @@ class Runtime:
             raise ValueError(f"scratch_bytes must be >= 0, got {scratch_bytes}")
         self.mode = SchedMode.parse(mode)
         self.num_workers = n
+        self._scratch = int(scratch_bytes)
+        self._window = None if window is None else int(window)
         self._lib = library()
-        handle = self._lib.pto_rt_create(n, int(self.mode), int(scratch_bytes))
-        if not handle:
-            raise RuntimeError(f"cannot create a runtime with {n} workers")
-        self._handle: int | None = handle
-        self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, self._lib.pto_rt_destroy, handle)
-        if window is not None:
-            self._lib.pto_rt_set_window(handle, int(window))
+        self._run = _RunLock()           # held for a whole run or session
+        self._meta = threading.Lock()    # guards making and freeing the native runtime
+        self._handle: int | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._closed = False
+        self._retire = False             # free the native runtime whenever a run ends (evicted defaults)
+        self._generation = 0             # bumped in a forked child: sessions opened before are void
+        self._create_native()
+        _LIVE.add(self)
 
     @classmethod
     def from_config(cls, cfg: Any) -> Runtime:
@@ -108,10 +119,19 @@ class Runtime:
         return cls(num_workers=cfg.num_workers, mode=cfg.sched_mode)
 
     def close(self) -> None:
-        """Stop the workers and free the runtime (also done when it is garbage collected)."""
-        with self._lock:
-            self._handle = None
-            self._finalizer()
+        """Stop the workers and free the runtime (also done when it is garbage collected). A run in
+        progress on another thread finishes first; later runs raise."""
+        if self._run.held_here():
+            raise TaskGraphError(self._nested("close"))
+        self._run.acquire()
+        with self._meta:
+            self._closed = True
+            self._free_native()
+            self._run.release()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def __enter__(self) -> Runtime:
         return self
@@ -124,9 +144,74 @@ class Runtime:
 
     @property
     def handle(self) -> int:
-        if self._handle is None:
+        """The native runtime (made again if it was released: after a fork, or evicted defaults)."""
+        if self._closed:
             raise RuntimeError("this runtime has been closed")
-        return self._handle
+        h = self._handle
+        if h is None:
+            with self._meta:
+                if self._closed:
+                    raise RuntimeError("this runtime has been closed")
+                if self._handle is None:
+                    self._create_native()
+                h = self._handle
+        return h  # type: ignore[return-value]
+
+    # ----- the native runtime's lifetime ------------------------------------------------------
+
+    def _create_native(self) -> None:
+        n = self.num_workers
+        handle = self._lib.pto_rt_create(n, int(self.mode), self._scratch)
+        if not handle:
+            raise RuntimeError(f"cannot create a runtime with {n} workers")
+        fin = weakref.finalize(self, self._lib.pto_rt_destroy, handle)
+        fin.atexit = False  # at exit another thread may still be running on it (see the module doc)
+        if self._window is not None:
+            self._lib.pto_rt_set_window(handle, self._window)
+        self._handle, self._finalizer = handle, fin
+
+    def _free_native(self) -> None:
+        """Join the workers and free the native runtime (no run may hold it)."""
+        fin, self._finalizer, self._handle = self._finalizer, None, None
+        if fin is not None:
+            fin()
+
+    def _drop_native(self) -> None:
+        """Forget the native runtime without touching it (a forked child: its threads do not exist)."""
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._finalizer, self._handle = None, None
+
+    def _retire_when_idle(self) -> None:
+        """Free the native runtime now if no run holds it, else when that run ends; from now on each
+        run makes it again and frees it after (for a default runtime evicted from the cache)."""
+        with self._meta:
+            self._retire = True
+            if self._run.try_acquire():
+                self._free_native()
+                self._run.release()
+
+    def _begin(self, action: str) -> int:
+        """Hold the runtime for a run (waiting for other threads' runs) and return the native handle."""
+        if self._run.held_here():
+            raise TaskGraphError(self._nested(action))
+        self._run.acquire()
+        try:
+            return self.handle
+        except BaseException:
+            self._end()
+            raise
+
+    def _end(self) -> None:
+        with self._meta:
+            if self._retire:
+                self._free_native()
+            self._run.release()
+
+    def _nested(self, action: str) -> str:
+        return (f"cannot {action} {self!r}: a session of this runtime is open on this thread "
+                f"(`with rt.session()`), and it holds the runtime until it ends, so this call would wait "
+                f"forever. End the session first, or use another Runtime for this call.")
 
     # ----- runs -------------------------------------------------------------------------------
 
@@ -136,12 +221,15 @@ class Runtime:
         prog = program if isinstance(program, ProgramHandle) else ProgramHandle(program)
         params, keep = pack_args(args, kinds)
         err = ctypes.create_string_buffer(_ERR_LEN)
-        with self._lock:
+        h = self._begin("run a program on")
+        try:
             prog.take_kernel_error()  # a stale one from an earlier run that raised elsewhere
-            rc = self._lib.pto_rt_run_program(self.handle, ctypes.byref(prog.table), params, len(args),
+            rc = self._lib.pto_rt_run_program(h, ctypes.byref(prog.table), params, len(args),
                                               RUN_TRACE if trace else 0, err, _ERR_LEN)
-            result = self._result(trace, prog.kernel_names)
+            result = self._result(h, trace, prog.kernel_names)
             kerr = prog.take_kernel_error()
+        finally:
+            self._end()
         del keep
         _raise_on(rc, err, result)
         if kerr is not None:
@@ -154,10 +242,13 @@ class Runtime:
         """Submit every task of `graph` (in order) and wait for all of them."""
         packed = graph if isinstance(graph, PackedGraph) else graph.pack()
         err = ctypes.create_string_buffer(_ERR_LEN)
-        with self._lock:
-            rc = self._lib.pto_rt_run_graph(self.handle, packed.descs.ctypes.data, len(packed),
+        h = self._begin("run a task graph on")
+        try:
+            rc = self._lib.pto_rt_run_graph(h, packed.descs.ctypes.data, len(packed),
                                             RUN_TRACE if trace else 0, err, _ERR_LEN)
-            result = self._result(trace, packed.kernel_names)
+            result = self._result(h, trace, packed.kernel_names)
+        finally:
+            self._end()
         _raise_on(rc, err, result)
         return result
 
@@ -167,8 +258,8 @@ class Runtime:
 
     # ----- results ----------------------------------------------------------------------------
 
-    def _result(self, trace: bool, kernel_names: dict[int, str]) -> RunResult:
-        lib, h = self._lib, self.handle
+    def _result(self, h: int, trace: bool, kernel_names: dict[int, str]) -> RunResult:
+        lib = self._lib
         st = PtoRtStats()
         lib.pto_rt_get_stats(h, ctypes.byref(st))
         lanes = np.zeros(self.num_workers + 1, dtype=np.int64)
@@ -210,17 +301,24 @@ class DirectSession:
         self._roots: list[tuple[int, int]] = []
         self._names: dict[int, str] = {}
         self._open = False
+        self._held = False
+        self._h = 0
+        self._generation = runtime._generation
         self.result: RunResult | None = None
 
     def __enter__(self) -> DirectSession:
-        self._rt._lock.acquire()
-        if self._rt._lib.pto_rt_begin(self._rt.handle, RUN_TRACE if self._trace else 0) != 0:
-            self._rt._lock.release()
+        rt = self._rt
+        h = rt._begin("open a session on")
+        self._held, self._h, self._generation = True, h, rt._generation
+        if rt._lib.pto_rt_begin(h, RUN_TRACE if self._trace else 0) != 0:
+            self._release()
             raise TaskGraphError("cannot begin a run: one is already in progress")
         self._open = True
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._generation != self._rt._generation:
+            return  # opened before os.fork(): its run and its hold on the runtime belong to the parent
         try:
             if self._open:
                 try:
@@ -229,16 +327,22 @@ class DirectSession:
                     if exc_type is None:
                         raise
         finally:
-            if self._rt._lock.locked():
-                self._rt._lock.release()
+            self._release()
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self._rt._end()
 
     def _check_open(self) -> None:
+        if self._generation != self._rt._generation:
+            raise TaskGraphError("this session was opened before os.fork(); its run belongs to the parent process")
         if not self._open:
             raise TaskGraphError("this session has ended")
 
     def _error(self) -> TaskGraphError:
         buf = ctypes.create_string_buffer(_ERR_LEN)
-        self._rt._lib.pto_rt_error(self._rt.handle, buf, _ERR_LEN)
+        self._rt._lib.pto_rt_error(self._h, buf, _ERR_LEN)
         return TaskGraphError(buf.value.decode(errors="replace") or "the run has failed")
 
     def _root(self, a: np.ndarray) -> tuple[int, int]:
@@ -266,7 +370,7 @@ class DirectSession:
         dep_arr = (ctypes.c_int64 * max(1, len(deps)))(*deps)
         self._keep.append([v for _, v in resolved])
         self._names[k.kernel_id] = k.name
-        tid = self._rt._lib.pto_rt_submit(self._rt.handle, k.fn, k.kernel_id, ctypes.addressof(arr),
+        tid = self._rt._lib.pto_rt_submit(self._h, k.fn, k.kernel_id, ctypes.addressof(arr),
                                           len(resolved), ctypes.addressof(dep_arr), len(deps),
                                           SUBMIT_HOLD if hold else 0)
         if tid < 0:
@@ -276,22 +380,22 @@ class DirectSession:
     def add_dep(self, before: int, after: int) -> None:
         """Explicit edge into a held task `after` from an earlier task `before`."""
         self._check_open()
-        if self._rt._lib.pto_rt_add_dep(self._rt.handle, int(before), int(after)) != 0:
+        if self._rt._lib.pto_rt_add_dep(self._h, int(before), int(after)) != 0:
             raise self._error()
 
     def release(self, task: int) -> None:
         """Let a held task run once its predecessors have finished."""
         self._check_open()
-        if self._rt._lib.pto_rt_release(self._rt.handle, int(task)) != 0:
+        if self._rt._lib.pto_rt_release(self._h, int(task)) != 0:
             raise self._error()
 
     def wait(self) -> RunResult:
         """Wait for every task and end the run."""
         self._check_open()
         err = ctypes.create_string_buffer(_ERR_LEN)
-        rc = self._rt._lib.pto_rt_wait_all(self._rt.handle, err, _ERR_LEN)
+        rc = self._rt._lib.pto_rt_wait_all(self._h, err, _ERR_LEN)
         self._open = False
-        self.result = self._rt._result(self._trace, self._names)
+        self.result = self._rt._result(self._h, self._trace, self._names)
         self._keep.clear()
         _raise_on(rc, err, self.result)
         return self.result
@@ -307,20 +411,47 @@ class _FixedRoots:
         return self._s._root(a)
 
 
-_DEFAULT: dict[tuple[int, SchedMode], Runtime] = {}
-_DEFAULT_LOCK = threading.Lock()
+class _RunLock:
+    """Held for a whole run or session. It knows its owner thread, so a call that would wait for a
+    hold of its own thread (a program run inside `with rt.session()`) can fail instead of hanging."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    def held_here(self) -> bool:
+        return self._owner == threading.get_ident()  # only this thread ever sets it to its own id
+
+    def acquire(self) -> None:
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+
+    def try_acquire(self) -> bool:
+        if not self._lock.acquire(blocking=False):
+            return False
+        self._owner = threading.get_ident()
+        return True
+
+    def release(self) -> None:
+        self._owner = None
+        self._lock.release()
 
 
-def default_runtime(num_workers: int | None = None, mode: SchedMode | str = "fifo") -> Runtime:
-    """A shared runtime per (num_workers, mode), created on first use (for callables that run often)."""
-    from pypto.config import config
-
-    key = (config.num_workers if num_workers is None else int(num_workers), SchedMode.parse(mode))
-    with _DEFAULT_LOCK:
-        rt = _DEFAULT.get(key)
-        if rt is None or rt._handle is None:
-            rt = _DEFAULT[key] = Runtime(key[0], key[1])
-        return rt
+_LIVE: weakref.WeakSet[Runtime] = weakref.WeakSet()
 
 
-__all__ = ["DEFAULT_SCRATCH_BYTES", "DirectSession", "RunResult", "RunStats", "Runtime", "default_runtime"]
+def _after_fork_in_child() -> None:
+    # Only the forking thread exists here: a lock another thread held stays held forever, and the
+    # inherited native runtimes have no workers (destroying one would join threads that do not exist).
+    for rt in list(_LIVE):
+        rt._run = _RunLock()
+        rt._meta = threading.Lock()
+        rt._generation += 1
+        rt._drop_native()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+__all__ = ["DEFAULT_SCRATCH_BYTES", "DirectSession", "RunResult", "RunStats", "Runtime"]

@@ -201,6 +201,15 @@ def _entry_lock(key: str) -> threading.Lock:
         return _ENTRY_LOCKS.setdefault(key, threading.Lock())
 
 
+def _after_fork_in_child() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # a thread that held it (compiling) does not exist in the child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @dataclass
 class BuildResult:
     path: Path
