@@ -202,8 +202,9 @@ def _entry_lock(key: str) -> threading.Lock:
 
 
 def _after_fork_in_child() -> None:
-    global _LOCK
+    global _LOCK, _ENTRY_LOCKS
     _LOCK = threading.Lock()  # a thread that held it (compiling) does not exist in the child
+    _ENTRY_LOCKS = {}
 
 
 if hasattr(os, "register_at_fork"):
