@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import ForKind, MemorySpace, ParamDirection
+from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
@@ -43,7 +43,7 @@ from pypto.pto.model import (
 )
 
 from .names import Namer
-from .scalars import PTO_DTYPE, ScalarEmitter, pto_scalar
+from .scalars import PTO_DTYPE, ScalarEmitter, loop_attrs, pto_scalar
 
 _LOC = {MemorySpace.Vec: "vec", MemorySpace.Mat: "mat", MemorySpace.Left: "left", MemorySpace.Right: "right",
         MemorySpace.Acc: "acc", MemorySpace.Bias: "bias"}
@@ -374,7 +374,7 @@ class KernelCodegen:
         yielded = self.body_with_yield(s.body, s.iter_args, idx)
         self.blocks.pop()
         results = self.bind_results(s.return_vars, s.iter_args, idx)
-        attrs = {"pto.loop_kind": "parallel"} if s.kind is ForKind.Parallel else {}
+        attrs = loop_attrs(s)
         body.ops.append(Op("scf.yield", operands=yielded))
         self.emit(Op("scf.for", results, [lb, ub, st, *inits], attrs=attrs, regions=[body]))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import ForKind, ParamDirection
+from pypto.ir.enums import ParamDirection
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
@@ -30,7 +30,7 @@ from pypto.pto.model import INDEX, Block, EnumAttr, Func, Module, Op, Sym, Tenso
 
 from .kernel import KernelInfo
 from .names import Namer
-from .scalars import PTO_DTYPE, ScalarEmitter, pto_scalar
+from .scalars import PTO_DTYPE, ScalarEmitter, loop_attrs, pto_scalar
 
 
 def tensor_t(t: TensorType) -> TensorT:
@@ -273,7 +273,7 @@ class OrchestrationCodegen:
         self.blocks.pop()
         body.ops.append(Op("scf.yield", operands=ys))
         results = self.results(s.return_vars)
-        attrs = {"pto.loop_kind": "parallel"} if s.kind is ForKind.Parallel else {}
+        attrs = loop_attrs(s)
         self.emit(Op("scf.for", results, [lb, ub, st, *inits], attrs=attrs, regions=[body]))
 
     def body_yield(self, body: Stmt | None) -> list[Value]:

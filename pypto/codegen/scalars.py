@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
+from pypto.ir.enums import ForKind
+from pypto.ir.stmt import ForStmt
 from pypto.ir.types import ScalarType
 from pypto.pto.model import Block, Op, ScalarT, Value
 
@@ -17,6 +20,15 @@ PTO_DTYPE: dict[DataType, str] = {
     DataType.FP8E4M3FN: "f8e4m3", DataType.FP8E5M2: "f8e5m2", DataType.FP16: "f16", DataType.FP32: "f32",
     DataType.BF16: "bf16", DataType.HF4: "hf4", DataType.HF8: "hf8",
 }
+
+
+def loop_attrs(s: ForStmt) -> dict[str, str]:
+    """The attributes of the `scf.for` a ForStmt becomes: its kind, and where a run-time step
+    comes from (`file.py:line`), so the check that it is not 0 can name the user's loop."""
+    attrs = {"pto.loop_kind": "parallel"} if s.kind is ForKind.Parallel else {}
+    if not isinstance(s.step, E.ConstInt) and s.span.is_known:
+        attrs["pto.src"] = f"{os.path.basename(s.span.filename)}:{s.span.begin_line}"
+    return attrs
 
 
 def pto_scalar(dt: DataType) -> ScalarT:
