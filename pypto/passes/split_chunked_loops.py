@@ -74,7 +74,8 @@ class SplitChunkedLoops(FunctionPass):
 
     Pre: TypeChecked, SSAForm; chunked loops sit inside `with pl.auto_incore():` (the parser checks
     this; IR built otherwise gets a PassError). Post: no loop has `chunk` set. With T the trip count
-    (an `<i>__trips` variable when it is not a constant), the loop becomes
+    (an `<i>__trips` variable when it is not a constant, computed without overflow and after a
+    run-time step is checked for 0: loop_bounds.py), the loop becomes
         for i_out in range(T // C):                                  # Sequential, ChunkOuter
             for i_in in <kind>(C):                                   # original kind, ChunkInner
                 i = start + (i_out * C + i_in) * step; body

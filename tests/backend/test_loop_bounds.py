@@ -1,8 +1,9 @@
 """Loops follow Python's range(start, stop, step) on every backend and for every int64 bound.
 
 - A run-time step of 0 fails the run naming the loop (range() raises), in a kernel and in a task
-  program, on the native backend and the interpreter; a constant step of 0 is a located compile
-  error wherever it becomes visible (parser, passes, verifier, codegen, PTO parser).
+  program, in loops that break (a while loop after CtrlFlowTransform) and chunked loops (split by
+  SplitChunkedLoops), on the native backend and the interpreter; a constant step of 0 is a located
+  compile error wherever it becomes visible (parser, passes, verifier, codegen, PTO parser).
 - Bounds near +-2**63 do not overflow: `for (i = lb; i < ub; i += step)` wraps past ub and never
   ends, so the loops that once hung run in a subprocess with a time limit, and the property test
   runs under a watchdog that ends the worker instead of hanging the suite.
@@ -29,9 +30,11 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ir.diagnostics import LocatedError
 from pypto.ir.dtype import DataType
+from pypto.ir.enums import ScopeKind
 from pypto.ir.expr import ConstInt, Var, scalar_type
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, BreakStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts
+from pypto.ir.span import Span
+from pypto.ir.stmt import AssignStmt, BreakStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts
 from pypto.ir.verifier import verify
 from pypto.passes import PassError
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform
@@ -240,16 +243,12 @@ def _index(name: str) -> Var:
 
 
 def _function(body, n: Var) -> Function:
-    from pypto.ir.span import Span
-
     return Function("f", (n,), (), (scalar_type(DataType.INDEX),), SeqStmts((body, ReturnStmt((n,)))),
                     span=Span("k.py", 1, 0))
 
 
 def test_constant_step_zero_in_ir_built_by_hand():
     """IR that did not come through the parser: the verifier and every pass that reads the step."""
-    from pypto.ir.span import Span
-
     n, i, acc = _index("n"), _index("i"), _index("acc")
     at = Span("k.py", 7, 4)
     plain = ForStmt(i, ConstInt(0), n, ConstInt(0), (), AssignStmt(acc, i), (), span=at)
@@ -260,9 +259,6 @@ def test_constant_step_zero_in_ir_built_by_hand():
         CtrlFlowTransform()(Program("t", (_function(breaking, n),)))
     assert e.value.span.begin_line == 7
     chunked = ForStmt(i, ConstInt(0), n, ConstInt(0), (), AssignStmt(acc, i), (), chunk=4, span=at)
-    from pypto.ir.enums import ScopeKind
-    from pypto.ir.stmt import ScopeStmt
-
     with pytest.raises(PassError, match="chunked loop step cannot be zero") as e:  # no ZeroDivisionError
         SplitChunkedLoops()(Program("t", (_function(ScopeStmt(ScopeKind.AutoInCore, chunked), n),)))
     assert e.value.span.begin_line == 7

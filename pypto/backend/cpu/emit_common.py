@@ -252,9 +252,9 @@ class FuncEmitter:
         step = self.const_of(st)
         lbn, ubn, stn = self.name(lb), self.name(ub), self.name(st)
         if step == 0:
-            raise AssemblyError(f"{self.where(op)}: {self.zero_step_message(op)}")
+            raise AssemblyError(f"{self.where(op)}: {zero_step_message(op)}")
         if step is None:
-            self.line(f"if ({stn} == 0) {{ {self.fail_run(self.zero_step_message(op))} }}")
+            self.line(f"if ({stn} == 0) {{ {self.fail_run(zero_step_message(op))} }}")
         n, k = f"n_{ivn}", f"k_{ivn}"
         self.line(f"const uint64_t {n} = glue::trip_count(int64_t({lbn}), int64_t({ubn}), int64_t({stn}));")
         self.line(f"for (uint64_t {k} = 0; {k} < {n}; ++{k}) {{")
@@ -263,9 +263,6 @@ class FuncEmitter:
         self.region_with_yield(body, state, [self.value_ctype(r) for r in op.results])
         self.depth -= 1
         self.line("}")
-
-    def zero_step_message(self, op: Op) -> str:
-        return zero_step_message(op)
 
     def fail_run(self, message: str) -> str:  # pragma: no cover - overridden
         """C++ statements that end the function with a run-time error `message` (no trailing newline)."""
