@@ -217,7 +217,8 @@ class _Transformer(StmtRewriter):
                     + [AssignStmt(nxt, Add(ctr, step, DataType.INDEX, span=s.span), span=s.span),
                        AssignStmt(more, next_in_range(nxt, ctr, stop, step), span=s.span),
                        AssignStmt(ctr, nxt, span=s.span)])
-        loop = WhileStmt(And(running, more, DataType.BOOL, span=s.span), (), make_body(body_out), (), span=s.span)
+        test = And(running, more, DataType.BOOL, span=s.span)
+        loop = WhileStmt(test, (), make_body(body_out), (), span=s.span)
         return pre + [loop] + post
 
     def exits(self, stmts: list[Stmt], brk: Var | None) -> list[Stmt]:

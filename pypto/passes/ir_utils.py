@@ -702,8 +702,10 @@ class Evaluator:
 
     def loop(self, s: ForStmt | WhileStmt, env: dict[Var, Any]) -> None:
         vals = [self.expr(ia.init_value, env) for ia in s.iter_args]
-        # (an iterator: len() of a range longer than 2**63 - 1 raises OverflowError; a step of 0 raises, as in Python)
-        count = iter(range(*(self.expr(e, env) for e in (s.start, s.stop, s.step)))) if isinstance(s, ForStmt) else None
+        # an iterator (len() of a range past 2**63 - 1 raises OverflowError); a step of 0 raises, as in Python
+        count = None
+        if isinstance(s, ForStmt):
+            count = iter(range(*(self.expr(e, env) for e in (s.start, s.stop, s.step))))
         while True:
             for ia, x in zip(s.iter_args, vals):
                 env[ia] = x

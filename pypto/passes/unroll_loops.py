@@ -134,8 +134,9 @@ def expand_unroll(s: ForStmt, keep: set[Var] | frozenset[Var] = frozenset(),
     if bounds[2] == 0:
         raise PassError("pl.unroll step cannot be zero", s.span)
     values = range(*bounds)
-    if range_len(*bounds) > max_copies:  # (len() of a range past 2**63 raises OverflowError)
-        raise PassError(f"pl.unroll of {range_len(*bounds)} iterations exceeds the limit of {max_copies} copies", s.span,
+    n = range_len(*bounds)  # (len() of a range past 2**63 raises OverflowError)
+    if n > max_copies:
+        raise PassError(f"pl.unroll of {n} iterations exceeds the limit of {max_copies} copies", s.span,
                         hint="use pl.range, or unroll a smaller loop")
     lv = s.loop_var
     assign_lv = lv in outside or lv in assigned_vars(s.body)

@@ -284,7 +284,8 @@ def test_constant_step_zero_in_hand_written_pto():
 
 
 OVERFLOW_CASES = [(0, I64_MAX, 2**62), (I64_MAX - 5, I64_MAX, 2), (I64_MAX - 1, I64_MAX, 1), (0, I64_MAX, I64_MAX),
-                  (-1, I64_MIN, -(2**62)), (I64_MIN + 5, I64_MIN, -2), (5, I64_MIN, I64_MIN), (I64_MIN, I64_MAX, 2**63 - 1)]
+                  (-1, I64_MIN, -(2**62)), (I64_MIN + 5, I64_MIN, -2), (5, I64_MIN, I64_MIN),
+                  (I64_MIN, I64_MAX, 2**63 - 1)]
 
 
 def overflow_results() -> dict:
@@ -303,7 +304,8 @@ def test_bounds_near_the_int64_edges_end(tmp_path):
     code = ("import json, sys; from tests.backend import test_loop_bounds as t; "
             "json.dump(t.overflow_results(), sys.stdout)")
     env = dict(os.environ, PYTHONPATH=str(root))
-    p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     got = json.loads(p.stdout)
     want = [expected(*case) for case in OVERFLOW_CASES]

@@ -346,4 +346,5 @@ def _literal(val: int | float | bool, ty: str) -> str:
     return f"{v}LL" if abs(v) > 2**31 - 1 else str(v)
 
 
-__all__ = ["CPP_SCALAR", "ELEM_BYTES", "AssemblyError", "FuncEmitter", "cpp_type", "is_float", "zero_step_message"]
+__all__ = ["CPP_SCALAR", "ELEM_BYTES", "AssemblyError", "FuncEmitter", "cpp_type", "is_float",
+           "zero_step_message"]
