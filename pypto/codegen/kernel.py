@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import ForKind, MemorySpace, ParamDirection
+from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
@@ -43,7 +43,7 @@ from pypto.pto.model import (
 )
 
 from .names import Namer
-from .scalars import PTO_DTYPE, ScalarEmitter, pto_scalar
+from .scalars import PTO_DTYPE, ScalarEmitter, loop_header, pto_scalar
 
 _LOC = {MemorySpace.Vec: "vec", MemorySpace.Mat: "mat", MemorySpace.Left: "left", MemorySpace.Right: "right",
         MemorySpace.Acc: "acc", MemorySpace.Bias: "bias"}
@@ -358,9 +358,7 @@ class KernelCodegen:
         self.tile(var)
 
     def for_stmt(self, s: ForStmt) -> None:
-        lb = self.sc.expr(s.start, DataType.INDEX)
-        ub = self.sc.expr(s.stop, DataType.INDEX)
-        st = self.sc.expr(s.step, DataType.INDEX)
+        (lb, ub, st), attrs = loop_header(self.sc, s)
         idx, inits = self._carried(s.iter_args, [a.init_value for a in s.iter_args])
         iv = Value(self.names.fresh(s.loop_var.name), INDEX)
         body = Block(args=[iv])
@@ -374,7 +372,6 @@ class KernelCodegen:
         yielded = self.body_with_yield(s.body, s.iter_args, idx)
         self.blocks.pop()
         results = self.bind_results(s.return_vars, s.iter_args, idx)
-        attrs = {"pto.loop_kind": "parallel"} if s.kind is ForKind.Parallel else {}
         body.ops.append(Op("scf.yield", operands=yielded))
         self.emit(Op("scf.for", results, [lb, ub, st, *inits], attrs=attrs, regions=[body]))
 

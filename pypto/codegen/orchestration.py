@@ -10,7 +10,7 @@ from __future__ import annotations
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import ForKind, ParamDirection
+from pypto.ir.enums import ParamDirection
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
@@ -30,7 +30,7 @@ from pypto.pto.model import INDEX, Block, EnumAttr, Func, Module, Op, Sym, Tenso
 
 from .kernel import KernelInfo
 from .names import Namer
-from .scalars import PTO_DTYPE, ScalarEmitter, pto_scalar
+from .scalars import PTO_DTYPE, ScalarEmitter, loop_header, pto_scalar
 
 
 def tensor_t(t: TensorType) -> TensorT:
@@ -257,9 +257,7 @@ class OrchestrationCodegen:
     # ---- control flow ------------------------------------------------------------------------
 
     def for_stmt(self, s: ForStmt) -> None:
-        lb = self.sc.expr(s.start, DataType.INDEX)
-        ub = self.sc.expr(s.stop, DataType.INDEX)
-        st = self.sc.expr(s.step, DataType.INDEX)
+        (lb, ub, st), attrs = loop_header(self.sc, s)
         inits = [self.value(a.init_value) for a in s.iter_args]
         iv = Value(self.names.fresh(s.loop_var.name), INDEX)
         body = Block(args=[iv])
@@ -273,7 +271,6 @@ class OrchestrationCodegen:
         self.blocks.pop()
         body.ops.append(Op("scf.yield", operands=ys))
         results = self.results(s.return_vars)
-        attrs = {"pto.loop_kind": "parallel"} if s.kind is ForKind.Parallel else {}
         self.emit(Op("scf.for", results, [lb, ub, st, *inits], attrs=attrs, regions=[body]))
 
     def body_yield(self, body: Stmt | None) -> list[Value]:

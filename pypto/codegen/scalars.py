@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
+from pypto.ir.enums import ForKind
+from pypto.ir.stmt import ForStmt
 from pypto.ir.types import ScalarType
 from pypto.pto.model import Block, Op, ScalarT, Value
 
@@ -17,6 +20,20 @@ PTO_DTYPE: dict[DataType, str] = {
     DataType.FP8E4M3FN: "f8e4m3", DataType.FP8E5M2: "f8e5m2", DataType.FP16: "f16", DataType.FP32: "f32",
     DataType.BF16: "bf16", DataType.HF4: "hf4", DataType.HF8: "hf8",
 }
+
+
+def loop_header(sc: ScalarEmitter, s: ForStmt) -> tuple[list[Value], dict[str, str]]:
+    """The bounds (lb, ub, step) and attributes of the `scf.for` a ForStmt becomes. A step that is
+    the constant 0 here (a variable assigned 0, say) is a compile error at the loop; where a
+    run-time step comes from (`file.py:line`) is recorded, so the run-time check can name the loop."""
+    bounds = [sc.expr(e, DataType.INDEX) for e in (s.start, s.stop, s.step)]
+    step = sc.const_of(bounds[2])
+    if step == 0:
+        raise CompileError("loop step cannot be zero", s.span, hint="range() needs a non-zero step")
+    attrs = {"pto.loop_kind": "parallel"} if s.kind is ForKind.Parallel else {}
+    if step is None and s.span.is_known:
+        attrs["pto.src"] = f"{os.path.basename(s.span.filename)}:{s.span.begin_line}"
+    return bounds, attrs
 
 
 def pto_scalar(dt: DataType) -> ScalarT:
@@ -50,6 +67,7 @@ class ScalarEmitter:
         self.const_block = const_block
         self.current = current
         self.consts: dict[tuple, Value] = {}
+        self.const_values: dict[int, int | float | bool] = {}  # id(constant Value) -> its value
 
     # ---- constants ---------------------------------------------------------------------------
 
@@ -71,7 +89,12 @@ class ScalarEmitter:
                 value = int(value)
             self.const_block().ops.append(Op("arith.constant", [v], attrs={"value": value}))
             self.consts[key] = v
+            self.const_values[id(v)] = value
         return v
+
+    def const_of(self, v: Value) -> int | float | bool | None:
+        """The value of `v` when it is a constant this emitter made."""
+        return self.const_values.get(id(v))
 
     def index(self, value: int) -> Value:
         return self.const(int(value), DataType.INDEX)

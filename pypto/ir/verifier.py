@@ -9,7 +9,8 @@ Each rule has a name and numeric codes (tests and passes select rules by name):
   loop/if); 6 scope violation (a variable used outside the loop or if that scopes it).
 - TypeCheck: 101 kind mismatch (or an op rejecting its operands), 102 dtype, 103 rank,
   104 dimension, 105 other type attribute or count (memory space, layout, view, arity),
-  106 if/while condition not a scalar, 107 for-loop start/stop/step not a scalar.
+  106 if/while condition not a scalar, 107 for-loop start/stop/step not a scalar, 108 a for-loop
+  step that is the constant 0.
 - UseAfterDef: 401 a variable (or an unbound dynamic dimension, or a MemRef before its alloc)
   used where it is not yet defined.
 - NoNestedCall (off by default): 501 a Call inside another Call's arguments, an if/while
@@ -662,6 +663,8 @@ class TypeCheck(Rule):
             for label, b in (("start", s.start), ("stop", s.stop), ("step", s.step)):
                 if not isinstance(_type_of(b), ScalarType):
                     self._report(107, f"for-loop {label} must be a scalar, got {type_text(_type_of(b))}", b, s)
+            if isinstance(s.step, ConstInt) and s.step.value == 0:
+                self._report(108, "for-loop step cannot be zero (range() needs a non-zero step)", s.step, s)
         if isinstance(s, (ForStmt, WhileStmt)):
             for ia in s.iter_args:
                 self._fits(ia.type, _type_of(ia.init_value), f"init value of iter_arg {ia.name}", ia, s)

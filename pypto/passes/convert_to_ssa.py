@@ -82,7 +82,7 @@ def _trips_at_least_once(s: ForStmt) -> bool:
     a, b, c = s.start, s.stop, s.step
     if not (isinstance(a, ConstInt) and isinstance(b, ConstInt) and isinstance(c, ConstInt)) or c.value == 0:
         return False
-    return len(range(a.value, b.value, c.value)) > 0
+    return bool(range(a.value, b.value, c.value))
 
 
 def must_define(body: Stmt | None) -> set[Var]:

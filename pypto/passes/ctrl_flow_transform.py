@@ -13,10 +13,7 @@ from pypto.ir.expr import (
     ConstBool,
     ConstInt,
     Expr,
-    Gt,
-    Lt,
     Not,
-    Or,
     Var,
     scalar_type,
 )
@@ -38,6 +35,7 @@ from .ir_utils import (
     substitute,
     walk_stmts,
 )
+from .loop_bounds import as_index, check_constant_step, in_range, next_in_range, step_check
 
 
 @dataclass(frozen=True)
@@ -56,10 +54,12 @@ class CtrlFlowTransform(FunctionPass):
       enclosing ifs that do not continue (duplicated when two branches both fall through);
     - `break`: the loop gets a bool flag `__break_N` (False before the loop, set True at the break,
       which then skips the rest of the body like a continue) and becomes a `while`: a `for` loop
-      becomes `ctr = start; while not flag and ctr < stop: i = ctr; body; ctr = ctr + step` (the
-      comparison follows the sign of the step; stop/step are captured once, as range() does), a
-      `while c` becomes `while not flag and c`. So the loop variable takes the same values and the
-      state after the loop is the same.
+      becomes `ctr = start; more = ctr < stop; while not flag and more: i = ctr; body;
+      nxt = ctr + step; more = nxt > ctr and nxt < stop; ctr = nxt` (the comparisons follow the sign
+      of the step; `nxt > ctr` catches a sum that wrapped past INT64_MAX; stop/step are captured
+      once and a run-time step is checked for 0, as range() does: loop_bounds.py), a `while c`
+      becomes `while not flag and c`. So the loop variable takes the same values and the state after
+      the loop is the same.
     - a loop with iter_args that breaks or continues is first written in non-SSA form: each
       iter_arg becomes a plain variable assigned its init value before the loop and its yielded value
       at the end of the body, and each return var is assigned from it after the loop (ConvertToSSA
@@ -67,7 +67,7 @@ class CtrlFlowTransform(FunctionPass):
     - an if with return vars holding a break/continue is written the same way (its yields become
       assignments of the return vars).
     Errors: break/continue in a parallel or unrolled loop, inside a `with` scope in the loop, or
-    outside any loop; break in a chunked loop.
+    outside any loop; break in a chunked loop; a constant step of 0 in a loop that breaks.
     """
 
     name = "CtrlFlowTransform"
@@ -196,7 +196,10 @@ class _Transformer(StmtRewriter):
             return pre + [WhileStmt(And(running, _bool(cond), DataType.BOOL, span=s.span), (), make_body(stmts), (),
                                     span=s.span)] + post
         lv = s.loop_var
+        check_constant_step(s)
         ctr = Var(self.names.unique(f"{lv.name}__ctr"), lv.type, span=lv.span)
+        nxt = Var(self.names.unique(f"{lv.name}__next"), lv.type, span=lv.span)
+        more = Var(self.names.unique(f"{lv.name}__more"), scalar_type(DataType.BOOL), span=s.span)
         modified = set(assigned_vars(s.body))
         stop, step = s.stop, s.step
         for what in ("stop", "step"):  # range() evaluates them once
@@ -205,17 +208,17 @@ class _Transformer(StmtRewriter):
                 v = Var(self.names.unique(f"{lv.name}__{what}"), lv.type, span=s.span)
                 pre.append(AssignStmt(v, _index(e), span=s.span))
                 stop, step = (v, step) if what == "stop" else (stop, v)
-        pre.append(AssignStmt(ctr, _index(s.start), span=s.span))
-        b = DataType.BOOL
-        if isinstance(step, ConstInt):
-            test: Expr = (Lt if step.value > 0 else Gt)(ctr, stop, b, span=s.span)
-        else:
-            zero = ConstInt(0, DataType.INDEX)
-            test = Or(And(Gt(step, zero, b), Lt(ctr, stop, b), b), And(Lt(step, zero, b), Gt(ctr, stop, b), b), b,
-                      span=s.span)
+        pre += step_check(step, self.names.unique(f"{lv.name}__step_check"), s.span)
+        step = as_index(step)
+        pre += [AssignStmt(ctr, _index(s.start), span=s.span),
+                AssignStmt(more, in_range(ctr, stop, step), span=s.span)]
+        # the next value is tested before it is taken: `ctr + step` may wrap past stop at the end
         body_out = ([AssignStmt(lv, ctr, span=s.span)] + stmts
-                    + [AssignStmt(ctr, Add(ctr, _index(step), DataType.INDEX, span=s.span), span=s.span)])
-        loop = WhileStmt(And(running, test, b, span=s.span), (), make_body(body_out), (), span=s.span)
+                    + [AssignStmt(nxt, Add(ctr, step, DataType.INDEX, span=s.span), span=s.span),
+                       AssignStmt(more, next_in_range(nxt, ctr, stop, step), span=s.span),
+                       AssignStmt(ctr, nxt, span=s.span)])
+        test = And(running, more, DataType.BOOL, span=s.span)
+        loop = WhileStmt(test, (), make_body(body_out), (), span=s.span)
         return pre + [loop] + post
 
     def exits(self, stmts: list[Stmt], brk: Var | None) -> list[Stmt]:

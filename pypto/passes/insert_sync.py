@@ -107,6 +107,7 @@ from pypto.ir.visitor import rebuild
 
 from .base import FunctionPass, IRProperty, PassContext, PassError
 from .ir_utils import body_stmts, make_body, make_else
+from .loop_bounds import range_len
 from .pipes import (
     _NO_INSTRUCTION,
     Buffer,
@@ -182,7 +183,7 @@ _INS, _LOOP, _IF, _SCOPE = 0, 1, 2, 3
 def _static_trips(s: Stmt) -> int | None:
     if isinstance(s, ForStmt) and all(isinstance(e, ConstInt) for e in (s.start, s.stop, s.step)) \
             and s.step.value != 0:
-        return len(range(s.start.value, s.stop.value, s.step.value))
+        return range_len(s.start.value, s.stop.value, s.step.value)
     return None
 
 

@@ -702,16 +702,18 @@ class Evaluator:
 
     def loop(self, s: ForStmt | WhileStmt, env: dict[Var, Any]) -> None:
         vals = [self.expr(ia.init_value, env) for ia in s.iter_args]
-        count = range(*(self.expr(e, env) for e in (s.start, s.stop, s.step))) if isinstance(s, ForStmt) else None
-        k = 0
+        # an iterator (len() of a range past 2**63 - 1 raises OverflowError); a step of 0 raises, as in Python
+        count = None
+        if isinstance(s, ForStmt):
+            count = iter(range(*(self.expr(e, env) for e in (s.start, s.stop, s.step))))
         while True:
             for ia, x in zip(s.iter_args, vals):
                 env[ia] = x
             if count is not None:
-                if k >= len(count):
+                i = next(count, None)
+                if i is None:
                     break
-                env[s.loop_var] = count[k]  # type: ignore[union-attr]
-                k += 1
+                env[s.loop_var] = i  # type: ignore[union-attr]
             elif not self.expr(s.condition, env):  # type: ignore[union-attr]
                 break
             self.steps += 1

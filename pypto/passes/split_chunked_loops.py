@@ -12,9 +12,7 @@ from pypto.ir.expr import (
     FloorDiv,
     FloorMod,
     IterArg,
-    Max,
     Mul,
-    Neg,
     Sub,
     Var,
     scalar_type,
@@ -35,6 +33,7 @@ from .ir_utils import (
     substitute,
     walk_stmts,
 )
+from .loop_bounds import check_constant_step, step_check, trip_count
 from .unroll_loops import expand_unroll
 
 _IDX = DataType.INDEX
@@ -70,27 +69,13 @@ def _mul(a: Expr, b: Expr) -> Expr:
     return Mul(a, b, _IDX)
 
 
-def trip_count(start: Expr, stop: Expr, step: Expr) -> Expr:
-    """len(range(start, stop, step)) as an INDEX expression (a constant when all three are)."""
-    if isinstance(start, ConstInt) and isinstance(stop, ConstInt) and isinstance(step, ConstInt):
-        return _c(len(range(start.value, stop.value, step.value)))
-    if isinstance(step, ConstInt) and step.value > 0:  # max(0, (stop - start + step - 1) // step)
-        n = _sub(stop, start)
-        if step.value != 1:
-            n = FloorDiv(_add(n, _c(step.value - 1)), step, _IDX)
-    elif isinstance(step, ConstInt):  # negative: max(0, (start - stop + (-step) - 1) // (-step))
-        n = FloorDiv(_add(_sub(start, stop), _c(-step.value - 1)), _c(-step.value), _IDX)
-    else:  # any sign: ceil((stop - start) / step) == -((start - stop) // step)
-        n = Neg(FloorDiv(_sub(start, stop), step, _IDX), _IDX)
-    return Max(_c(0), n, _IDX)
-
-
 class SplitChunkedLoops(FunctionPass):
     """Split each `for i in pl.range/parallel/unroll(start, stop, step, chunk=C)`.
 
     Pre: TypeChecked, SSAForm; chunked loops sit inside `with pl.auto_incore():` (the parser checks
     this; IR built otherwise gets a PassError). Post: no loop has `chunk` set. With T the trip count
-    (an `<i>__trips` variable when it is not a constant), the loop becomes
+    (an `<i>__trips` variable when it is not a constant, computed without overflow and after a
+    run-time step is checked for 0: loop_bounds.py), the loop becomes
         for i_out in range(T // C):                                  # Sequential, ChunkOuter
             for i_in in <kind>(C):                                   # original kind, ChunkInner
                 i = start + (i_out * C + i_in) * step; body
@@ -148,7 +133,8 @@ class _Splitter(StmtRewriter):
     def split(self, s: ForStmt) -> list[Stmt]:
         C, lv, sp = s.chunk, s.loop_var, s.span
         assert C is not None
-        pre: list[Stmt] = []
+        check_constant_step(s, "chunked loop")
+        pre: list[Stmt] = step_check(s.step, self.names.unique(f"{lv.name}__step_check"), sp)
         trips = trip_count(s.start, s.stop, s.step)
         if not isinstance(trips, ConstInt):
             tv = self.var(f"{lv.name}__trips", sp)

@@ -24,6 +24,7 @@ from .ir_utils import (
     split_yield,
     walk_stmts,
 )
+from .loop_bounds import range_len
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,9 @@ def expand_unroll(s: ForStmt, keep: set[Var] | frozenset[Var] = frozenset(),
     if bounds[2] == 0:
         raise PassError("pl.unroll step cannot be zero", s.span)
     values = range(*bounds)
-    if len(values) > max_copies:
-        raise PassError(f"pl.unroll of {len(values)} iterations exceeds the limit of {max_copies} copies", s.span,
+    n = range_len(*bounds)  # (len() of a range past 2**63 raises OverflowError)
+    if n > max_copies:
+        raise PassError(f"pl.unroll of {n} iterations exceeds the limit of {max_copies} copies", s.span,
                         hint="use pl.range, or unroll a smaller loop")
     lv = s.loop_var
     assign_lv = lv in outside or lv in assigned_vars(s.body)

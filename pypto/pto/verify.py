@@ -7,7 +7,8 @@ Rules, each reported as an `Issue` naming the op:
 - terminators: `scf.yield` ends an `scf.for` / `scf.if` / `scf.while` after-region, `scf.condition`
   ends a while before-region, `func.return` ends the function (types = the function's results),
   `scf.break` / `scf.continue` end a block inside a loop; none appears elsewhere;
-- region ops: `scf.for` iter_args = inits = yielded values = results (count and types), `scf.if`
+- region ops: `scf.for` iter_args = inits = yielded values = results (count and types), its step
+  not the constant 0, `scf.if`
   with results has an else and both yield the result types, `scf.while` before-args = inits,
   condition args = after-args = results, after yields the before-arg types;
 - scalar ops: operand counts and types per form (syntax.SCALAR_OPS), known predicates, constants
@@ -128,6 +129,7 @@ class _Verifier:
         self.visible: set[int] = set()
         self.seen: set[int] = set()
         self.tiles: set[int] = set()  # ids of pto.alloc_tile results
+        self.zeros: set[int] = set()  # ids of arith.constant 0 results (a loop step must not be one)
 
     def issue(self, op: Op | None, message: str, hint: str | None = None) -> None:
         loc = op.loc if op is not None and op.loc else self.func_loc
@@ -179,6 +181,8 @@ class _Verifier:
             name = op.name
             if name in TERMINATORS:
                 self.terminator(op, kind, in_loop, j == n - 1)
+            if name == "arith.constant" and op.attrs.get("value") == 0 and op.results:
+                self.zeros.add(id(op.results[0]))
             check = _CHECKS.get(name)
             if check is not None:
                 check(self, op, in_loop)
@@ -245,6 +249,8 @@ class _Verifier:
             self.issue(op, "loop bounds must be index or integer")
         if g["ub"][0].type != iv_t or g["step"][0].type != iv_t:
             self.issue(op, "lb, ub and step must have the same type")
+        if id(g["step"][0]) in self.zeros:
+            self.issue(op, "the loop step is the constant 0 (range() needs a non-zero step)")
         init_t = [v.type for v in inits]
         if [a.type for a in body.args] != [iv_t, *init_t]:
             self.issue(op, "region args must be the induction variable and one per iter_arg, with their types")

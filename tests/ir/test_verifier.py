@@ -391,6 +391,13 @@ def test_107_for_range_must_be_scalar():
     assert "for-loop stop must be a scalar" in d.message
 
 
+def test_108_for_step_must_not_be_constant_zero():
+    loop = ForStmt(Var("i", IDX), ConstInt(0), ConstInt(4), ConstInt(0), (), EvalStmt(ConstInt(0)), (),
+                   span=Span("k.py", 3, 4))
+    d = only(fn([loop], [x]), "TypeCheck", 108)
+    assert "for-loop step cannot be zero" in d.message and d.span.begin_line == 3
+
+
 def test_yield_and_init_types_match_iter_args():
     i = Var("i", IDX)
     ia = IterArg("acc", T(16), x)

@@ -133,13 +133,16 @@ def test_break_in_for_becomes_while_with_flag_and_counter(verified):
         acc = x
         __break_0 = False
         i__ctr: pl.Scalar[pl.INDEX] = 1
-        while not __break_0 and i__ctr < n:
+        i__more = i__ctr < n
+        while not __break_0 and i__more:
             i = i__ctr
             if acc > 100:
                 __break_0 = True
             else:
                 acc = acc * 2 + i
-            i__ctr = i__ctr + 2
+            i__next = i__ctr + 2
+            i__more = i__next > i__ctr and i__next < n  # a sum that wrapped went past n
+            i__ctr = i__next
         return acc
 
     same(transform(before, verified, ARGS2), expected)
@@ -160,12 +163,15 @@ def test_break_with_negative_and_dynamic_step(verified):
         acc = x
         __break_0 = False
         i__ctr: pl.Scalar[pl.INDEX] = n
-        while not __break_0 and i__ctr > -3:
+        i__more = i__ctr > -3
+        while not __break_0 and i__more:
             i = i__ctr
             acc = acc + i
             if acc > 20:
                 __break_0 = True
-            i__ctr = i__ctr + -1
+            i__next = i__ctr + -1
+            i__more = i__next < i__ctr and i__next > -3
+            i__ctr = i__next
         return acc
 
     same(transform(neg, verified, ARGS2), neg_expected)
@@ -252,7 +258,8 @@ def test_user_iter_args_with_break_are_written_non_ssa(verified):
         b: pl.Scalar[pl.INDEX] = 1
         __break_0 = False
         i__ctr: pl.Scalar[pl.INDEX] = 0
-        while not __break_0 and i__ctr < n:
+        i__more = i__ctr < n
+        while not __break_0 and i__more:
             i = i__ctr
             if a > 40:
                 __break_0 = True
@@ -261,7 +268,9 @@ def test_user_iter_args_with_break_are_written_non_ssa(verified):
                 b_next = a
                 a = a_next
                 b = b_next
-            i__ctr = i__ctr + 1
+            i__next = i__ctr + 1
+            i__more = i__next > i__ctr and i__next < n
+            i__ctr = i__next
         a2 = a
         b2 = b
         return a2 * 100 + b2

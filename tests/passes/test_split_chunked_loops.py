@@ -18,6 +18,7 @@ from pypto.ir.verifier import verify
 from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
+from pypto.passes.loop_bounds import range_len
 from pypto.passes.split_chunked_loops import SplitChunkedLoops, trip_count
 from tests.helpers import roundtrip
 
@@ -234,6 +235,15 @@ def test_trip_count_expressions():
         for v in range(-8, 9):
             got = evaluate(ir.Function("f", (n,), (), (scalar_type(IDX),), ReturnStmt((e,))), [v])[0]
             assert got == len(range(2, v, step)), (step, v)
+    # all at run time, bounds at the int64 edges (counts past INT64_MAX saturate); the backends
+    # compute the UINT64 differences wrapping, test_loop_bounds.py runs them
+    a, b, c = (Var(k, scalar_type(IDX)) for k in "abc")
+    f = ir.Function("f", (a, b, c), (), (scalar_type(IDX),), ReturnStmt((trip_count(a, b, c),)))
+    lo, hi = -(2**63), 2**63 - 1
+    for args in [(0, 10, 3), (10, 0, -3), (0, 10, -1), (lo, hi, 1), (hi, lo, -1), (lo, hi, 2), (hi, lo, lo),
+                 (0, hi, 2**62), (5, lo, -(2**62)), (hi - 5, hi, 2), (3, 3, 1), (lo, hi, hi)]:
+        assert evaluate(f, list(args))[0] == min(range_len(*args), hi), args
+    assert trip_count(ConstInt(lo), ConstInt(hi), ConstInt(1)) == ConstInt(hi)
 
 
 # ---------------------------------------------------------------------------------------------

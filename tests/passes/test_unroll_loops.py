@@ -263,3 +263,6 @@ def test_error_non_constant_bounds_and_zero_step():
     zero = dataclasses.replace(loop, stop=ConstInt(4), step=ConstInt(0))
     with pytest.raises(PassError, match="step cannot be zero"):
         run(dataclasses.replace(fn, body=zero))
+    huge = dataclasses.replace(loop, start=ConstInt(-(2**63)), stop=ConstInt(2**63 - 1), step=ConstInt(1))
+    with pytest.raises(PassError, match="18446744073709551615 iterations exceeds"):  # (len() would overflow)
+        run(dataclasses.replace(fn, body=huge))

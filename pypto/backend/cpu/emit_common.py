@@ -246,6 +246,9 @@ class FuncEmitter:
         return self.name(v)
 
     def scf_for(self, op: Op) -> None:
+        """Python's range(lb, ub, step): the trip count is computed once, without overflow, and a
+        counter runs over it (`i += step` could wrap past ub and never end). A run-time step of 0
+        fails the run, as range() raises."""
         lb, ub, st, *inits = op.operands
         body = op.regions[0]
         iv, *bargs = body.args
@@ -255,15 +258,22 @@ class FuncEmitter:
         ivn = self.name(iv)
         step = self.const_of(st)
         lbn, ubn, stn = self.name(lb), self.name(ub), self.name(st)
+        if step == 0:
+            raise AssemblyError(f"{self.where(op)}: {zero_step_message(op)}")
         if step is None:
-            cond = f"({stn} > 0 ? {ivn} < {ubn} : ({stn} < 0 && {ivn} > {ubn}))"  # step 0: no iterations
-        else:
-            cond = f"{ivn} {'<' if step > 0 else '>'} {ubn}"
-        self.line(f"for (int64_t {ivn} = {lbn}; {cond}; {ivn} += {stn}) {{")
+            self.line(f"if ({stn} == 0) {{ {self.fail_run(zero_step_message(op))} }}")
+        n, k = f"n_{ivn}", f"k_{ivn}"
+        self.line(f"const uint64_t {n} = glue::trip_count(int64_t({lbn}), int64_t({ubn}), int64_t({stn}));")
+        self.line(f"for (uint64_t {k} = 0; {k} < {n}; ++{k}) {{")
         self.depth += 1
+        self.line(f"const int64_t {ivn} = glue::iv_at(int64_t({lbn}), {k}, int64_t({stn}));")
         self.region_with_yield(body, state, [self.value_ctype(r) for r in op.results])
         self.depth -= 1
         self.line("}")
+
+    def fail_run(self, message: str) -> str:  # pragma: no cover - overridden
+        """C++ statements that end the function with a run-time error `message` (no trailing newline)."""
+        raise AssemblyError(f"{self.where()}: {message}")
 
     def region_with_yield(self, body: Block, targets: list[str], types: list[str]) -> None:
         ops = body.ops
@@ -315,6 +325,18 @@ class FuncEmitter:
         self.line("}")
 
 
+def zero_step_message(op: Op) -> str:
+    """What a loop whose step is 0 at run time reports: its induction variable, where it is in the
+    PTO and, when codegen recorded it (`pto.src`), the user's line."""
+    iv = op.regions[0].args[0].name if op.regions and op.regions[0].args else "?"
+    where = [f"PTO line {op.loc[0]}:{op.loc[1]}"] if op.loc is not None else []
+    src = op.attrs.get("pto.src")
+    if isinstance(src, str):
+        where.append(f"source {src}")
+    at = f" ({', '.join(where)})" if where else ""
+    return f"the step of loop %{iv}{at} is 0; range() needs a non-zero step"
+
+
 def _literal(val: int | float | bool, ty: str) -> str:
     if isinstance(val, bool) or ty == "i1":
         return "true" if val else "false"
@@ -331,4 +353,5 @@ def _literal(val: int | float | bool, ty: str) -> str:
     return f"{v}LL" if abs(v) > 2**31 - 1 else str(v)
 
 
-__all__ = ["CPP_SCALAR", "ELEM_BYTES", "AssemblyError", "FuncEmitter", "cpp_type", "elem_bytes", "is_float"]
+__all__ = ["CPP_SCALAR", "ELEM_BYTES", "AssemblyError", "FuncEmitter", "cpp_type", "elem_bytes", "is_float",
+           "zero_step_message"]

@@ -6,6 +6,7 @@ program lays the spaces out once, `SpaceLayout`), and a tile sits at `base[space
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pypto.pto.model import EnumAttr, Func, Op, PartitionViewT, PtrT, ScalarT, TensorViewT, TileBufT, Value
@@ -127,6 +128,10 @@ class KernelEmitter(FuncEmitter):
         head = [f"static void {self.cpp_name}(const pto_arg* args, int32_t nargs, char* scratch) {{",
                 "  (void)nargs;"]
         return "\n".join(head + self.lines + ["}"])
+
+    def fail_run(self, message: str) -> str:
+        return (f"kfail(\"kernel %s: %s\", {json.dumps(self.func.name)}, {json.dumps(message)}); "
+                "pto::stream_fence(); return;")
 
     def ret(self, op: Op) -> None:
         # streaming stores are fenced once per kernel (not per store) so the next task sees the data

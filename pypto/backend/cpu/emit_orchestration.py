@@ -10,6 +10,7 @@ otherwise it is copied there at the end.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pypto.pto.model import Func, Op, ScalarT, Sym, TensorT, Value, walk
@@ -129,6 +130,9 @@ class OrchestrationEmitter(FuncEmitter):
         if not f.body.ops or f.body.ops[-1].name != "func.return":
             self.line("return 0;")
         return "\n".join(self.lines)
+
+    def fail_run(self, message: str) -> str:
+        return f"return glue::fail(api, rt, \"%s\", {json.dumps(f'{self.func.name}: {message}')});"
 
     def ret(self, op: Op) -> None:
         copies = [(v, s) for v, s in zip(op.operands, self.slots)

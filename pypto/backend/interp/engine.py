@@ -147,11 +147,15 @@ class Executor:
         if len(body.args) != 1 + len(carried) or len(op.results) != len(carried):
             raise InterpError(f"scf.for with {len(carried)} iter_args needs {1 + len(carried)} block arguments "
                               f"and {len(carried)} results")
-        # a negative step counts down (as in Python's range); a run-time step of 0 runs no iterations
+        # Python's range: a negative step counts down, a step of 0 is an error
+        if step == 0:
+            src = op.attrs.get("pto.src")  # the user's line, recorded by codegen for run-time steps
+            at = f" (source {src})" if isinstance(src, str) else ""
+            raise InterpError(f"the step of loop %{body.args[0].name}{at} is 0; range() needs a non-zero step")
         iv_type = body.args[0].type
         self.loops.append((body.args[0].name, lb))
         try:
-            for i in (range(lb, ub, step) if step else ()):
+            for i in range(lb, ub, step):
                 self.loops[-1] = (body.args[0].name, i)
                 self.env[body.args[0]] = _index_like(i, iv_type)
                 self.bind(body.args[1:], carried)

@@ -75,6 +75,20 @@ template <class T> inline T ipow(T base, T e) {
 }
 template <class T> inline T iabs(T a) { return a < 0 ? T(T(0) - a) : a; }
 
+// ---- scf.for: Python's range(lb, ub, step), step != 0 ---------------------------------------
+// The trip count is up to 2^64 - 1 (range(INT64_MIN, INT64_MAX)), so it is unsigned; the
+// differences are taken in unsigned arithmetic, where they cannot overflow. A loop counts k over
+// [0, n) and takes i = lb + k * step modulo 2^64, which is exact because every i lies in [lb, ub).
+// (`for (i = lb; i < ub; i += step)` wraps past ub near INT64_MAX and never ends.)
+constexpr uint64_t trip_count(int64_t lb, int64_t ub, int64_t step) {
+  if (step > 0) return lb < ub ? (uint64_t(ub) - uint64_t(lb) - 1) / uint64_t(step) + 1 : 0;
+  if (step < 0) return lb > ub ? (uint64_t(lb) - uint64_t(ub) - 1) / (uint64_t(0) - uint64_t(step)) + 1 : 0;
+  return 0;  // step 0: the generated code fails the run before it asks
+}
+constexpr int64_t iv_at(int64_t lb, uint64_t k, int64_t step) {
+  return int64_t(uint64_t(lb) + k * uint64_t(step));
+}
+
 // ---- fused loops: global windows read and written at the loop cursor --------------------------
 // A window of at most 2 dimensions with unit column stride (the assembler only fuses those).
 template <class CT, int N, class T>
