@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pypto import ir
 from pypto.runtime import RunConfig
 from pypto.tools.cli import main
-from tests.backend.test_calling import Axpy
+from tests.programs.axpy import Axpy
 
 
+@pytest.mark.native
 def test_cli_end_to_end(tmp_path, capsys):
     src = tmp_path / "axpy.py"
     src.write_text(ir.python_print(Axpy))

@@ -36,6 +36,7 @@ def _softmax(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("strategy", [OptimizationStrategy.Default, OptimizationStrategy.PTOAS])
 @pytest.mark.parametrize("backend", list(BackendType))
 def test_seed_compile_example_every_strategy_and_backend(tmp_path, monkeypatch, strategy, backend, capsys):
@@ -69,6 +70,7 @@ def test_seed_compile_example_every_strategy_and_backend(tmp_path, monkeypatch, 
     np.testing.assert_allclose(got, _softmax(x), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.native
 def test_skip_ptoas_stops_at_pto_text(tmp_path):
     c = ir.compile(SoftmaxRows, output_dir=tmp_path / "o", skip_ptoas=True)
     assert (tmp_path / "o" / "kernels" / "softmax.pto").exists()
@@ -77,6 +79,7 @@ def test_skip_ptoas_stops_at_pto_text(tmp_path):
     np.testing.assert_allclose(c(x), np.full((32, 64), 1 / 64, np.float32), rtol=1e-6)  # builds on first call
 
 
+@pytest.mark.native
 def test_compiled_program_is_a_path(tmp_path):
     c = ir.compile(SoftmaxRows, output_dir=tmp_path / "o")
     assert os.fspath(c) == str(tmp_path / "o")
@@ -85,6 +88,7 @@ def test_compiled_program_is_a_path(tmp_path):
     assert c + "/x" == str(tmp_path / "o") + "/x"
 
 
+@pytest.mark.native
 def test_compile_a_single_function(tmp_path):
     @pl.function
     def example(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
@@ -97,6 +101,7 @@ def test_compile_a_single_function(tmp_path):
     np.testing.assert_array_equal(c(x), x * 2 + 1)
 
 
+@pytest.mark.native
 def test_verification_level_roundtrip(tmp_path):
     c = ir.compile(SoftmaxRows, output_dir=tmp_path / "o", verification_level="ROUNDTRIP")
     x = np.zeros((32, 64), np.float32)
@@ -112,6 +117,7 @@ def test_unknown_options_are_errors(tmp_path):
         ir.compile(SoftmaxRows, output_dir=tmp_path / "o", backend_type="GPU")
 
 
+@pytest.mark.native
 def test_cached_compile_is_equivalent(tmp_path):
     c1 = ir.compile(SoftmaxRows, output_dir=tmp_path / "a")
     c2 = ir.compile(SoftmaxRows, output_dir=tmp_path / "b")
@@ -123,6 +129,7 @@ def test_cached_compile_is_equivalent(tmp_path):
     ir.assert_structural_equal(c1.program, c2.program, enable_auto_mapping=True)
 
 
+@pytest.mark.native
 def test_recompiling_into_the_same_output_dir_replaces_it(tmp_path):
     @pl.function
     def first(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
@@ -163,6 +170,7 @@ def test_a_directory_not_written_by_a_compile_is_refused_untouched(tmp_path):
     assert mine.read_text() == "user data"
 
 
+@pytest.mark.native
 def test_files_added_to_an_output_dir_survive_recompiles(tmp_path):
     @pl.function
     def f(a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
@@ -179,6 +187,7 @@ def test_files_added_to_an_output_dir_survive_recompiles(tmp_path):
     assert not (out / "passes_dump").exists()
 
 
+@pytest.mark.native
 def test_dumps_of_a_chunked_unroll_parse_back(tmp_path, capsys):
     @pl.function
     def c2(x: pl.Tensor[[24, 32], pl.FP32], out: pl.Out[pl.Tensor[[24, 32], pl.FP32]]) -> pl.Tensor[[24, 32], pl.FP32]:

@@ -37,6 +37,7 @@ def _run(c) -> None:
     np.testing.assert_array_equal(c(x), x * 2 + 1)
 
 
+@pytest.mark.native
 def test_second_compile_is_a_hit(fresh_cache, tmp_path):
     a = ir.compile(twice_plus_one, output_dir=tmp_path / "a")
     assert not a.timings.get("cached")
@@ -47,6 +48,7 @@ def test_second_compile_is_a_hit(fresh_cache, tmp_path):
     _run(b)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("victim", ["signature.json", "lowered.py", "kernels", "native.json"])
 def test_damaged_entry_is_rebuilt(fresh_cache, tmp_path, victim):
     ir.compile(twice_plus_one, output_dir=tmp_path / "a")
@@ -71,6 +73,7 @@ def test_bad_output_dir_and_backend_type(tmp_path):
         ir.compile(twice_plus_one, output_dir=tmp_path / "o", backend_type=3)
 
 
+@pytest.mark.native
 def test_the_key_covers_the_toolchain(fresh_cache, tmp_path, monkeypatch):
     """A cache shared by a machine without AVX-512 (or with another compiler) must not serve it an
     entry built here: the toolchain and CPU features are part of the key."""
@@ -120,6 +123,7 @@ def _usable_by_others(path: Path) -> bool:
     return all(p.stat().st_mode & 0o001 for p in real.parents) and bool(real.stat().st_mode & 0o005)
 
 
+@pytest.mark.native
 def test_cache_entries_are_readable_by_other_users(fresh_cache, tmp_path):
     """Private files (0600 / 0700, what mkstemp and mkdtemp make) gave a second user of a shared
     cache a bare PermissionError; entries follow the umask like any other file."""
@@ -137,6 +141,7 @@ def test_cache_entries_are_readable_by_other_users(fresh_cache, tmp_path):
         assert mode == want, f"{p}: {oct(mode)} != {oct(want)}"
 
 
+@pytest.mark.native
 def test_a_cache_this_user_cannot_write_is_read_and_new_builds_go_elsewhere(fresh_cache, tmp_path, monkeypatch):
     """What a second user sees: the shared cache is readable but not writable."""
     import pypto.driver_cache as dc
@@ -182,6 +187,7 @@ def test_a_cache_this_user_cannot_write_is_read_and_new_builds_go_elsewhere(fres
     assert list((private / "native").glob("pto_other-*.so"))
 
 
+@pytest.mark.native
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not _usable_by_others(Path(sys.executable)),
                     reason="needs root, and a Python that another user can run, to run as a second user")
 def test_a_shared_cache_works_for_a_second_user(tmp_path):

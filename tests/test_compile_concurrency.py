@@ -13,6 +13,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.native  # (the builds run in child processes: the conftest safety net cannot see them)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Every variant has the same function names (so kernel files collide in a shared directory) and

@@ -57,6 +57,7 @@ def test_an_output_dir_that_is_a_file_is_refused(tmp_path):
     assert f.read_text() == "x"
 
 
+@pytest.mark.native
 def test_the_manifest_lists_exactly_the_compiles_files(tmp_path):
     out = tmp_path / "o"
     ir.compile(_add_one(tmp_path), output_dir=out, dump_passes=True)
@@ -66,6 +67,7 @@ def test_the_manifest_lists_exactly_the_compiles_files(tmp_path):
     assert not [p for p in out.iterdir() if p.name.startswith(".pypto-stage-")]  # (staging removed)
 
 
+@pytest.mark.native
 def test_a_tampered_manifest_cannot_delete_outside_the_directory(tmp_path):
     out = tmp_path / "o"
     ir.compile(_add_one(tmp_path), output_dir=out)
@@ -78,6 +80,7 @@ def test_a_tampered_manifest_cannot_delete_outside_the_directory(tmp_path):
     assert victim.read_text() == "keep me"
 
 
+@pytest.mark.native
 def test_a_users_file_where_a_compile_would_write_is_refused(tmp_path):
     out = tmp_path / "o"
     c = ir.compile(_add_one(tmp_path), output_dir=out)
@@ -93,6 +96,7 @@ def test_a_users_file_where_a_compile_would_write_is_refused(tmp_path):
     np.testing.assert_array_equal(c(x), x + 1)
 
 
+@pytest.mark.native
 def test_a_trace_written_by_a_run_is_replaced_by_the_next_compile(tmp_path):
     out = tmp_path / "o"
     c = ir.compile(_add_one(tmp_path), output_dir=out)
@@ -122,6 +126,7 @@ def _renamed(fn, name):
     return dataclasses.replace(fn, name=name)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("name", ["σ_kernel", "k" * 300, "名前"])
 @pytest.mark.parametrize("platform", ["cpu", "interp"])
 def test_unicode_and_long_names_compile_and_run(tmp_path, name, platform):
@@ -132,6 +137,7 @@ def test_unicode_and_long_names_compile_and_run(tmp_path, name, platform):
     assert all(len(p.name.encode()) < 200 for p in (tmp_path / "o").rglob("*"))
 
 
+@pytest.mark.native
 def test_default_output_dirs_go_under_config_output_root(tmp_path, monkeypatch):
     from pypto.config import config
 

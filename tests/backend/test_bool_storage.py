@@ -35,6 +35,7 @@ def masks(tmp_path_factory):
     return ir.compile(Masks, output_dir=tmp_path_factory.mktemp("bool_masks"))
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("platform", ["cpu", "interp"])
 def test_bool_maximum_and_mask_multiply_match_numpy(masks, platform):
     rng = np.random.default_rng(0)
@@ -46,6 +47,7 @@ def test_bool_maximum_and_mask_multiply_match_numpy(masks, platform):
     np.testing.assert_array_equal(masked, a.astype(np.float32) * x)
 
 
+@pytest.mark.native
 def test_bool_tiles_get_whole_byte_buffers_that_do_not_overlap(masks):
     """The memory report: every BOOL tile is 64 * 64 bytes, and buffers live at once are disjoint."""
     report = json.loads((Path(masks) / "report" / "memory.json").read_text())

@@ -5,36 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto import ir
 from pypto.backend.launch import ArgumentError
 from pypto.runtime import RunConfig
+from tests.programs.axpy import Axpy
+
+pytestmark = pytest.mark.native
 
 M = pl.dynamic("M")
-R = pl.dynamic("R")
-
-
-@pl.program
-class Axpy:
-    """out = a * x + y over row blocks of 16; M rows, any M (ragged last block)."""
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def axpy(self, x: pl.Tensor[[R, 32], pl.FP32], y: pl.Tensor[[R, 32], pl.FP32], a: pl.Scalar[pl.FP32],
-             rows: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[R, 32], pl.FP32]]) -> pl.Tensor[[R, 32], pl.FP32]:
-        tx = pl.load(x, [0, 0], [16, 32], valid_shapes=[rows, 32])
-        ty = pl.load(y, [0, 0], [16, 32], valid_shapes=[rows, 32])
-        return pl.store(pl.add(pl.mul(tx, a), ty), [0, 0], out)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[M, 32], pl.FP32], y: pl.Tensor[[M, 32], pl.FP32], a: pl.Scalar[pl.FP32],
-             out: pl.Out[pl.Tensor[[M, 32], pl.FP32]]) -> pl.Tensor[[M, 32], pl.FP32]:
-        m = pl.tensor.dim(x, 0)
-        for i in pl.range(0, m, 16):
-            r = pl.min(16, m - i)
-            self.axpy(pl.view(x, [r, 32], [i, 0]), pl.view(y, [r, 32], [i, 0]), a, r, pl.view(out, [r, 32], [i, 0]))
-        return out
 
 
 @pl.program
@@ -92,6 +72,7 @@ def test_new_result_returned_or_filled_as_trailing_argument(scale):
 
 
 def test_torch_tensors_zero_copy(axpy, scale):
+    torch = pytest.importorskip("torch")
     x, y = (torch.from_numpy(a) for a in _xy(20))
     out = torch.zeros(20, 32)
     r = axpy(x, y, 2.0, out)
@@ -230,21 +211,32 @@ def test_warmup_and_repeat_run_the_program_that_often(tmp_path):
     assert len(c.last_times) == 3 and all(t > 0 for t in c.last_times)
 
 
-@pytest.mark.parametrize("platform", ["cpu", "interp"])
-def test_an_input_the_program_writes_is_not_changed_for_the_caller(tmp_path, platform):
-    """`assemble` into a parameter declared In: the program works on a copy; the caller's array is
-    input only, and the result (that parameter, updated) comes back as a new array."""
+def _assemble_into_an_input(tmp_path):
     @pl.function
     def f(a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
         return pl.assemble(b, pl.slice(a, [4, 16], [0, 0]), [4, 0])
 
-    c = ir.compile(f, output_dir=tmp_path / "o")
+    return ir.compile(f, output_dir=tmp_path / "o")
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_an_input_the_program_writes_is_not_changed_for_the_caller(tmp_path, platform):
+    """`assemble` into a parameter declared In: the program works on a copy; the caller's array is
+    input only, and the result (that parameter, updated) comes back as a new array."""
+    c = _assemble_into_an_input(tmp_path)
     a, b = np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32)
     r = c(a, b, config=RunConfig(platform=platform))
     assert not b.any()
     want = np.zeros((16, 16), np.float32)
     want[4:8] = 1
     np.testing.assert_array_equal(r, want)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_an_input_tensor_the_program_writes_is_not_changed_for_the_caller(tmp_path, platform):
+    """The same with PyTorch tensors: the result comes back as a tensor."""
+    torch = pytest.importorskip("torch")
+    c = _assemble_into_an_input(tmp_path)
     tb = torch.zeros(16, 16)
     r = c(torch.ones(16, 16), tb, config=RunConfig(platform=platform))
     assert not tb.any() and isinstance(r, torch.Tensor) and r[4:8].eq(1).all()

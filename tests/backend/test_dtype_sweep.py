@@ -99,6 +99,7 @@ def _built(dt: DataType):
     return prog.get_result()
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("dt", SUPPORTED, ids=lambda d: d.name)
 def test_supported_dtype_runs_on_both_backends(dt: DataType, tmp_path):
     parsed = pl.parse(SOURCE.replace("{D}", dt.name))

@@ -36,6 +36,7 @@ class P:
 """
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("op", ["sum", "max", "min"])
 @pytest.mark.parametrize("platform", ["cpu", "interp"])
 def test_whole_tile_reduction(op, platform):

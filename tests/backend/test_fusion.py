@@ -13,6 +13,8 @@ import pypto.language as pl
 from pypto import ir
 from pypto.runtime import RunConfig
 
+pytestmark = pytest.mark.native
+
 R = pl.dynamic("R")
 
 

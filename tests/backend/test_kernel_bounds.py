@@ -10,6 +10,8 @@ import pypto.language as pl
 from pypto import ir
 from pypto.runtime import RunConfig, TaskGraphError
 
+pytestmark = pytest.mark.native
+
 CPU, INTERP = RunConfig(platform="cpu"), RunConfig(platform="interp")
 
 

@@ -18,10 +18,8 @@ import json
 import os
 import subprocess
 import sys
-from itertools import islice
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,134 +38,19 @@ from pypto.passes import PassError
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform
 from pypto.passes.split_chunked_loops import SplitChunkedLoops
 from pypto.pto.parser import PtoParseError, parse_module
-from pypto.runtime import RunConfig
-
-CPU, INTERP = RunConfig(platform="cpu"), RunConfig(platform="interp")
-I64_MIN, I64_MAX = -(2**63), 2**63 - 1
-HERE = Path(__file__).name
-MULT = 1000003  # the hash below: h = h * MULT + i, wrapping like the int64 arithmetic of the programs
-
-
-@pl.program
-class OrchLoop:
-    """A task-program loop over run-time bounds: x = [count, hash, last]."""
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[3], pl.INT64], start: pl.Scalar[pl.INDEX], stop: pl.Scalar[pl.INDEX],
-             step: pl.Scalar[pl.INDEX]) -> pl.Tensor[[3], pl.INT64]:
-        n: pl.Scalar[pl.INDEX] = 0
-        h: pl.Scalar[pl.INDEX] = 0
-        last: pl.Scalar[pl.INDEX] = 0
-        for i in pl.range(start, stop, step):  # ORCH_LOOP
-            n = n + 1
-            h = h * 1000003 + i
-            last = i
-        x[0] = n
-        x[1] = h
-        x[2] = last
-        return x
-
-
-@pl.program
-class KernelLoop:
-    """The same loop inside a kernel."""
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def walk(self, x: pl.Tensor[[1, 8], pl.INT64], start: pl.Scalar[pl.INDEX], stop: pl.Scalar[pl.INDEX],
-             step: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[1, 8], pl.INT64]]) -> pl.Tensor[[1, 8], pl.INT64]:
-        t = pl.load(x, [0, 0], [1, 8])
-        n: pl.Scalar[pl.INDEX] = 0
-        h: pl.Scalar[pl.INDEX] = 0
-        last: pl.Scalar[pl.INDEX] = 0
-        for i in pl.range(start, stop, step):  # KERNEL_LOOP
-            n = n + 1
-            h = h * 1000003 + i
-            last = i
-        pl.write(t, [0, 0], n)
-        pl.write(t, [0, 1], h)
-        pl.write(t, [0, 2], last)
-        return pl.store(t, [0, 0], out)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[1, 8], pl.INT64], start: pl.Scalar[pl.INDEX], stop: pl.Scalar[pl.INDEX],
-             step: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[1, 8], pl.INT64]]) -> pl.Tensor[[1, 8], pl.INT64]:
-        out = self.walk(x, start, stop, step, out)
-        return out
-
-
-@pl.program
-class BreakLoop:
-    """A loop that breaks after `cap` iterations (CtrlFlowTransform makes it a while loop with its own
-    counter): any bounds, however many iterations they describe."""
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[3], pl.INT64], start: pl.Scalar[pl.INDEX], stop: pl.Scalar[pl.INDEX],
-             step: pl.Scalar[pl.INDEX], cap: pl.Scalar[pl.INDEX]) -> pl.Tensor[[3], pl.INT64]:
-        n: pl.Scalar[pl.INDEX] = 0
-        h: pl.Scalar[pl.INDEX] = 0
-        last: pl.Scalar[pl.INDEX] = 0
-        for i in pl.range(start, stop, step):  # BREAK_LOOP
-            if n == cap:
-                break
-            n = n + 1
-            h = h * 1000003 + i
-            last = i
-        x[0] = n
-        x[1] = h
-        x[2] = last
-        return x
-
-
-@pl.program
-class ChunkedLoop:
-    """A chunked loop: SplitChunkedLoops computes its trip count in the IR (outer x 4 + remainder)."""
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[3], pl.INT64], start: pl.Scalar[pl.INDEX], stop: pl.Scalar[pl.INDEX],
-             step: pl.Scalar[pl.INDEX]) -> pl.Tensor[[3], pl.INT64]:
-        n: pl.Scalar[pl.INDEX] = 0
-        h: pl.Scalar[pl.INDEX] = 0
-        last: pl.Scalar[pl.INDEX] = 0
-        with pl.auto_incore():
-            for i in pl.range(start, stop, step, chunk=4):  # CHUNKED_LOOP
-                n = n + 1
-                h = h * 1000003 + i
-                last = i
-        x[0] = n
-        x[1] = h
-        x[2] = last
-        return x
-
-
-PROGRAMS = {"orch": OrchLoop, "kernel": KernelLoop, "break": BreakLoop, "chunked": ChunkedLoop}
-
-
-def _line(tag: str) -> int:
-    for k, text in enumerate(Path(__file__).read_text().splitlines(), 1):
-        if text.rstrip().endswith(f"# {tag}"):
-            return k
-    raise AssertionError(tag)
-
-
-def _wrap(v: int) -> int:
-    return (v + 2**63) % 2**64 - 2**63
-
-
-def expected(start: int, stop: int, step: int, cap: int | None = None) -> list[int]:
-    """[count, hash, last] of the first `cap` values of range(start, stop, step), as Python has them."""
-    n, h, last = 0, 0, 0
-    for i in islice(range(start, stop, step), cap):
-        n, h, last = n + 1, _wrap(h * MULT + i), i
-    return [n, h, last]
-
-
-def run(compiled, which: str, cfg: RunConfig, start: int, stop: int, step: int, *extra: int) -> list[int]:
-    if which == "kernel":
-        x = np.zeros((1, 8), np.int64)
-        out = np.zeros((1, 8), np.int64)
-        compiled(x, start, stop, step, out, config=cfg)
-        return out[0, :3].tolist()
-    return np.asarray(compiled(np.zeros(3, np.int64), start, stop, step, *extra, config=cfg)).tolist()
+from tests.programs.loop_programs import (
+    CPU,
+    I64_MAX,
+    I64_MIN,
+    INTERP,
+    OVERFLOW_CASES,
+    PROGRAMS,
+    SOURCE,
+    expected,
+    line_of,
+    run,
+    wrap,
+)
 
 
 @pytest.fixture(scope="module")
@@ -191,12 +74,13 @@ def watchdog():
 _ZERO_STEP = r"the step of loop %i\w* \(.*source {file}:{line}\) is 0; range\(\) needs a non-zero step"
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("which,tag,func", [("orch", "ORCH_LOOP", "main"), ("kernel", "KERNEL_LOOP", "kernel walk"),
                                             ("break", "BREAK_LOOP", "main"), ("chunked", "CHUNKED_LOOP", "main")])
 @pytest.mark.parametrize("cfg", [CPU, INTERP], ids=["cpu", "interp"])
 def test_run_time_step_zero_is_an_error_naming_the_loop(programs, which, tag, func, cfg, watchdog):
     extra = (5,) if which == "break" else ()
-    msg = _ZERO_STEP.format(file=HERE, line=_line(tag))
+    msg = _ZERO_STEP.format(file=SOURCE.name, line=line_of(tag))
     for start, stop in ((0, 10), (10, 0), (3, 3)):  # range() raises whatever the bounds
         with pytest.raises(Exception, match=msg) as e:
             run(programs[which], which, cfg, start, stop, 0, *extra)
@@ -283,25 +167,10 @@ def test_constant_step_zero_in_hand_written_pto():
 # bounds near +-2**63: the loops that used to wrap and never end (in a subprocess with a limit)
 
 
-OVERFLOW_CASES = [(0, I64_MAX, 2**62), (I64_MAX - 5, I64_MAX, 2), (I64_MAX - 1, I64_MAX, 1), (0, I64_MAX, I64_MAX),
-                  (-1, I64_MIN, -(2**62)), (I64_MIN + 5, I64_MIN, -2), (5, I64_MIN, I64_MIN),
-                  (I64_MIN, I64_MAX, 2**63 - 1)]
-
-
-def overflow_results() -> dict:
-    """What every program gives for OVERFLOW_CASES on both backends (run in a child process)."""
-    got = {}
-    for which, prog in PROGRAMS.items():
-        c = ir.compile(prog)
-        for name, cfg in (("cpu", CPU), ("interp", INTERP)):
-            extra = (1000,) if which == "break" else ()
-            got[f"{which}/{name}"] = [run(c, which, cfg, *case, *extra) for case in OVERFLOW_CASES]
-    return got
-
-
+@pytest.mark.native
 def test_bounds_near_the_int64_edges_end(tmp_path):
     root = Path(__file__).resolve().parents[2]
-    code = ("import json, sys; from tests.backend import test_loop_bounds as t; "
+    code = ("import json, sys; from tests.programs import loop_programs as t; "
             "json.dump(t.overflow_results(), sys.stdout)")
     env = dict(os.environ, PYTHONPATH=str(root))
     p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
@@ -309,7 +178,7 @@ def test_bounds_near_the_int64_edges_end(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     got = json.loads(p.stdout)
     want = [expected(*case) for case in OVERFLOW_CASES]
-    assert want[0] == [2, _wrap(2**62), 2**62]  # (the reproducer of the hang: two iterations)
+    assert want[0] == [2, wrap(2**62), 2**62]  # (the reproducer of the hang: two iterations)
     for key, rows in got.items():
         assert rows == want, key
 
@@ -358,6 +227,7 @@ def _check(programs, which: str, start: int, stop: int, step: int, *extra: int) 
         assert got == expected(start, stop, step, *extra), (which, cfg.platform, start, stop, step, extra)
 
 
+@pytest.mark.native
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(r=bounded_ranges(), which=st.sampled_from(["orch", "kernel", "chunked"]))
 def test_loops_count_like_python_range(programs, watchdog, r, which):
@@ -367,6 +237,7 @@ def test_loops_count_like_python_range(programs, watchdog, r, which):
     _check(programs, which, start, stop, step)
 
 
+@pytest.mark.native
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=bound, stop=bound, step=st.one_of(bound, st.sampled_from([1, -1, 2, -2, 0])), cap=st.integers(0, 30))
 def test_breaking_loops_take_the_first_values_of_any_range(programs, watchdog, start, stop, step, cap):

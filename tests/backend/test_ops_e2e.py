@@ -1,14 +1,16 @@
 """Every registry op, end to end: `pl` source -> ir.compile -> native code (`cpu`) and the NumPy
 interpreter (`interp`), each result compared with the op's registry reference.
 
-The table and the programs live in `op_programs.py`: block-level rows (`CASES`, one InCore kernel
-each, over full, ragged and dynamic valid regions) and tensor-level rows (`TCASES`, written in the
-orchestration and outlined by the pipeline; row-local ones also on tensors with a dynamic row
-count). Each dtype's rows are one program, so this file builds five native libraries; a sixth to
-tenth compile (no native build) gives the interpreter the same kernels with static valid shapes.
+The table and the programs live in `tests/programs/op_table.py`: block-level rows (`CASES`, one
+InCore kernel each, over full, ragged and dynamic valid regions) and tensor-level rows (`TCASES`,
+written in the orchestration and outlined by the pipeline; row-local ones also on tensors with a
+dynamic row count). A dtype's rows are split by op family into shards (`op_table.SHARDS`: add_sub,
+mul_div, unary, compare, bitwise, cast, reduce, broadcast, matmul, memory, layout), one program
+each; a second compile of each (no native build) gives the interpreter the same kernels with
+static valid shapes.
 
-A test item is one dtype on both backends (they share its compile); it checks every row and
-reports every row that differs.
+A test item is one shard of one dtype on both backends (they share its compile, whose native
+build is the slow part); it checks every row of the shard and reports every row that differs.
 """
 
 from __future__ import annotations
@@ -20,19 +22,17 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ops import OPS
 from pypto.runtime import RunConfig
-from tests.backend import op_programs as P
-
-_COMPILED: dict[tuple[str, bool], object] = {}
+from tests.programs import op_table as P
 
 
-def _compiled(dt: str, static: bool, tmp_path_factory):
-    key = (dt, static)
-    if key not in _COMPILED:
-        built = P.ops_program(dt, static)
-        out = tmp_path_factory.mktemp(built.name)
-        # the static variant only runs on the interpreter: no native build
-        _COMPILED[key] = (built, ir.compile(pl.parse(built.text), output_dir=out, skip_ptoas=static))
-    return _COMPILED[key]
+def _compile(dt: str, shard: str, static: bool, tmp_path):
+    built = P.ops_program(dt, static, shard)
+    # the static variant only runs on the interpreter: no native build
+    return built, ir.compile(pl.parse(built.text), output_dir=tmp_path / built.name, skip_ptoas=static)
+
+
+def _shards(static: bool) -> list:
+    return [pytest.param(dt, shard, id=f"{dt}-{shard}") for dt in P.DTYPES for shard in P.shards(dt, static)]
 
 
 def _run(built: P.Built, compiled, dt: str, platform: str, m: int = P.M_ROWS) -> list[str]:
@@ -59,21 +59,22 @@ def _run(built: P.Built, compiled, dt: str, platform: str, m: int = P.M_ROWS) ->
     return bad
 
 
-@pytest.mark.parametrize("dt", P.DTYPES)
-def test_ops_match_reference(dt: str, tmp_path_factory):
+@pytest.mark.native
+@pytest.mark.parametrize("dt,shard", _shards(static=False))
+def test_ops_match_reference(dt: str, shard: str, tmp_path):
     """Both backends in one item: they share the compile (a native build is the slow part). The
     program runs twice, M = 45 and M = 48: nothing is recompiled for another dynamic row count."""
-    built, compiled = _compiled(dt, False, tmp_path_factory)
+    built, compiled = _compile(dt, shard, False, tmp_path)
     bad = []
     for m in (P.M_ROWS, 48):  # the last row block ragged (13 rows) / full
         bad += _run(built, compiled, dt, "cpu", m) + _run(built, compiled, dt, "interp", m)
     assert not bad, f"{len(bad)} of 4 x {len(built.entries)} rows differ from the reference:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("dt", P.DTYPES)
-def test_ops_static_valid_shapes_interp(dt: str, tmp_path_factory):
+@pytest.mark.parametrize("dt,shard", _shards(static=True))
+def test_ops_static_valid_shapes_interp(dt: str, shard: str, tmp_path):
     """The block rows with their valid regions as static shapes (the tensor rows as above)."""
-    built, compiled = _compiled(dt, True, tmp_path_factory)
+    built, compiled = _compile(dt, shard, True, tmp_path)
     bad = _run(built, compiled, dt, "interp")
     assert not bad, f"{len(bad)} of {len(built.entries)} rows differ from the reference:\n" + "\n".join(bad)
 
@@ -82,7 +83,7 @@ def test_every_op_is_in_the_table():
     """Each registry op has a row (block or tensor level) that runs in some dtype, or a skip reason."""
     covered = {c.op for dt in P.DTYPES for c in P.block_cases(dt) + P.tensor_cases(dt)}
     missing = sorted(set(OPS) - covered - set(P.SKIP))
-    assert not missing, f"registry ops with no row in op_programs.py and no reason to skip: {missing}"
+    assert not missing, f"registry ops with no row in tests/programs/op_table.py and no reason to skip: {missing}"
     assert not covered & set(P.SKIP), "an op is both tested and skipped"
 
 

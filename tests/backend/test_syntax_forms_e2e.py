@@ -56,6 +56,7 @@ def chain(x: pl.Tensor[[64], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64]
     return r
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("cfg", PLATFORMS, ids=["cpu", "interp"])
 def test_slice_subscripts(cfg):
     a = np.random.default_rng(0).standard_normal((32, 64)).astype(np.float32)
@@ -70,12 +71,14 @@ def test_empty_static_slice_is_an_error():
             return pl.add(a[8:8, :], 1.0)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("cfg", PLATFORMS, ids=["cpu", "interp"])
 def test_counting_down(cfg):
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     np.testing.assert_array_equal(ir.compile(reverse_rows)(x, config=cfg), x[::-1] + 1)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("cfg", PLATFORMS, ids=["cpu", "interp"])
 @pytest.mark.parametrize("lo,hi,st", [(0, 8, 1), (7, -1, -1), (7, 0, -3), (0, 8, 3), (3, 5, 0), (5, 3, 0), (2, 2, 1)])
 def test_run_time_steps_follow_python_range(cfg, lo, hi, st):
@@ -90,6 +93,7 @@ def test_run_time_steps_follow_python_range(cfg, lo, hi, st):
     np.testing.assert_array_equal(ir.compile(step_by)(x, lo, hi, st, config=cfg), want)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("cfg", PLATFORMS, ids=["cpu", "interp"])
 def test_elif_chain_with_yields(cfg):
     x = np.arange(64, dtype=np.float32)
@@ -149,6 +153,7 @@ class B:
 """
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("cfg", PLATFORMS, ids=["cpu", "interp"])
 def test_tuple_elements_used_directly_in_the_orchestration(cfg):
     c = ir.compile(pl.parse(TUPLE_ELEMENTS))

@@ -11,6 +11,8 @@ import pypto.language as pl
 from pypto import ir
 from pypto.runtime import RunConfig
 
+pytestmark = pytest.mark.native
+
 M = pl.dynamic("M")
 
 

@@ -99,6 +99,7 @@ def test_golden_pto(case, tmp_path):
     assert print_module(parse_module(orch)) == orch
 
 
+@pytest.mark.native
 def test_golden_kernels_run(tmp_path):
     """The goldens are not just text: each program computes the right thing."""
     import numpy as np

@@ -15,8 +15,9 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.runtime import RunConfig
+from tests.programs.differential.case import INTERP, NATIVE
 
-from .case import INTERP, NATIVE
+pytestmark = pytest.mark.native
 
 PLATFORMS = [INTERP, NATIVE[0], NATIVE[3]]
 IDS = [name for name, _ in PLATFORMS]

@@ -72,6 +72,7 @@ def test_loading_a_binary_file(tmp_path):
         pl.loads(p)
 
 
+@pytest.mark.native
 def test_run_config_must_be_a_run_config(tmp_path):
     import numpy as np
 
@@ -141,6 +142,7 @@ def test_broadcast_along_a_leading_axis_in_a_kernel_is_refused_not_wrong(b_shape
         ir.compile(prog, skip_ptoas=True)
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("b_shape", ["[1, 1, 16]", "[2, 3, 1]", "[16]"])
 def test_row_column_and_scalar_broadcasts_of_rank_3_still_run(b_shape, tmp_path):
     import numpy as np

@@ -5,7 +5,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 M = pl.dynamic("M")
 N = pl.dynamic("N")

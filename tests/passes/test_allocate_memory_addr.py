@@ -17,7 +17,7 @@ from pypto.passes.base import PassContext
 from pypto.passes.init_memref import InitMemRef
 from pypto.passes.ir_utils import walk_stmts
 from pypto.passes.memory_reuse import MemoryReuse
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 
 def plan(prog, target=None, output_dir=None):

@@ -12,16 +12,17 @@ from hypothesis import strategies as st
 import pypto.language as pl
 from pypto import ir
 from pypto.ir.dtype import DataType
-from pypto.ir.expr import Add, ConstInt, Lt, Max, Min, Mul, Sub, Var, scalar_type
-from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, WhileStmt
+from pypto.ir.expr import Add, ConstInt, Var, scalar_type
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt
 from pypto.ir.verifier import DEFAULT_RULES, verify
 from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform
 from pypto.passes.flatten_call_expr import FlattenCallExpr
-from pypto.passes.ir_utils import EvalError, evaluate, make_body, make_else
-from tests.helpers import roundtrip
-from tests.language.test_roundtrip_property import programs as ssa_programs
+from pypto.passes.ir_utils import make_body
+from tests.programs.random_programs import program_texts as ssa_programs
+from tests.programs.random_programs import results, scalar_programs
+from tests.programs.roundtrip import roundtrip
 
 IDX = DataType.INDEX
 T_IDX = scalar_type(IDX)
@@ -641,87 +642,6 @@ def test_error_escaping_tuple_without_value():
 
 # ---------------------------------------------------------------------------------------------
 # behaviour on random scalar programs
-
-@st.composite
-def scalar_exprs(draw, vars_: list[Var], depth: int = 2, need_var: bool = False):
-    """Scalar expressions over `vars_`; every operator has a variable operand (the parser folds
-    constant-only subexpressions, which would break the print -> parse check)."""
-    consts = st.integers(-3, 5).map(lambda v: ConstInt(v, IDX))
-    leaves = st.sampled_from(vars_) if need_var else st.one_of(st.sampled_from(vars_), consts)
-    if depth == 0 or draw(st.integers(0, 5)) <= 1:
-        return draw(leaves)
-    op = draw(st.sampled_from([Add, Sub, Mul, Min, Max]))
-    return op(draw(scalar_exprs(vars_, depth - 1, True)), draw(scalar_exprs(vars_, depth - 1)), IDX)
-
-
-class _Gen:
-    def __init__(self, draw, params: list[Var], state: list[Var], exits: bool) -> None:
-        self.draw, self.params, self.state, self.exits = draw, params, state, exits
-        self.n = 0
-
-    def cond(self, vars_: list[Var]):
-        # a variable on the left: the parser folds constant conditions (and drops the dead branch)
-        return Lt(self.draw(scalar_exprs(vars_, 1, True)), self.draw(scalar_exprs(vars_, 1)), DataType.BOOL)
-
-    def block(self, vars_: list[Var], depth: int, in_loop: bool) -> list:
-        out = []
-        for _ in range(self.draw(st.integers(1, 3))):
-            out.append(self.stmt(vars_, depth, in_loop))
-        return out
-
-    def stmt(self, vars_: list[Var], depth: int, in_loop: bool):
-        kinds = ["assign", "assign"]
-        if depth > 0:
-            kinds += ["if", "for", "while"]
-        if in_loop and self.exits:
-            kinds += ["break", "continue", "exit_if"]
-        k = self.draw(st.sampled_from(kinds))
-        if k == "assign":
-            return AssignStmt(self.draw(st.sampled_from(self.state)), self.draw(scalar_exprs(vars_)))
-        if k == "break":
-            return BreakStmt()
-        if k == "continue":
-            return ContinueStmt()
-        if k == "exit_if":
-            exit_ = BreakStmt() if self.draw(st.booleans()) else ContinueStmt()
-            return IfStmt(self.cond(vars_), make_body(self.block(vars_, 0, in_loop)[:1] + [exit_]), None)
-        if k == "if":
-            els = self.block(vars_, depth - 1, in_loop) if self.draw(st.booleans()) else []
-            return IfStmt(self.cond(vars_), make_body(self.block(vars_, depth - 1, in_loop)), make_else(els))
-        self.n += 1
-        if k == "for":
-            lv = Var(f"i{self.n}", T_IDX)
-            start = ConstInt(self.draw(st.integers(-2, 2)), IDX)
-            stop = self.draw(st.sampled_from(self.params + [ConstInt(self.draw(st.integers(-1, 5)), IDX)]))
-            step = ConstInt(self.draw(st.sampled_from([1, 1, 2, -1])), IDX)
-            body = self.block(vars_ + [lv], depth - 1, True)
-            return ForStmt(lv, start, stop, step, (), make_body(body), ())
-        w = Var(f"w{self.n}", T_IDX)  # a bounded while: its counter advances first
-        body = [AssignStmt(w, Add(w, ConstInt(1, IDX), IDX))] + self.block(vars_ + [w], depth - 1, True)
-        cond = ir.And(Lt(w, ConstInt(self.draw(st.integers(0, 4)), IDX), DataType.BOOL), self.cond(vars_),
-                      DataType.BOOL)
-        return make_body([AssignStmt(w, ConstInt(0, IDX)), WhileStmt(cond, (), make_body(body), ())])
-
-
-@st.composite
-def scalar_programs(draw, exits: bool = False) -> ir.Function:
-    """Random non-SSA scalar functions: state variables reassigned in ifs, for and while loops
-    (bounded), optionally with break/continue. Every variable is defined before it is read."""
-    params = [Var("a", T_IDX), Var("b", T_IDX)]
-    state = [Var(f"v{k}", T_IDX) for k in range(3)]
-    g = _Gen(draw, params, state, exits)
-    init = [AssignStmt(v, draw(st.sampled_from(params + [ConstInt(1, IDX)]))) for v in state]
-    body = g.block(params + state, 3, False)
-    ret = ReturnStmt(tuple(state))
-    return ir.Function("f", tuple(params), (), tuple(T_IDX for _ in state), make_body(init + body + [ret]))
-
-
-def results(fn: ir.Function, args) -> object:
-    try:
-        return evaluate(fn, args, max_steps=20_000)
-    except EvalError as e:
-        return ("error", str(e))
-
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scalar_programs(), st.lists(st.tuples(st.integers(-2, 6), st.integers(-2, 6)), min_size=3, max_size=3))

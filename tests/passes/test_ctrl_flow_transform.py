@@ -17,8 +17,8 @@ from pypto.ir.stmt import BreakStmt, ContinueStmt, ForStmt, ReturnStmt
 from pypto.passes import PassError
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform, CtrlFlowTransformOptions, parallel_assign
 from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
-from tests.helpers import roundtrip
-from tests.passes.test_convert_to_ssa import results, scalar_programs
+from tests.programs.random_programs import results, scalar_programs
+from tests.programs.roundtrip import roundtrip
 
 
 def run(fn: ir.Function, options: CtrlFlowTransformOptions | None = None) -> ir.Function:

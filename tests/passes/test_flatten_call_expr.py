@@ -12,7 +12,7 @@ from pypto.ir.verifier import DEFAULT_RULES, verify
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.flatten_call_expr import FlattenCallExpr
 from pypto.passes.ir_utils import evaluate, walk_stmts
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 RULES = [*DEFAULT_RULES, "NoNestedCall"]
 

@@ -10,7 +10,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
 from pypto.passes.base import PassContext
 from pypto.passes.init_memref import InitMemRef
 from pypto.passes.liveness import analyze
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 Vec, Mat, Left, Right, Acc = (pl.MemorySpace.Vec, pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
                               pl.MemorySpace.Acc)

@@ -7,7 +7,7 @@ from pypto import ir
 from pypto.ir.visitor import rebuild
 from pypto.passes.base import PassError
 from pypto.passes.inline_functions import InlineFunctions
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 M = pl.dynamic("M")
 

@@ -27,7 +27,7 @@ from pypto.passes import PassError
 from pypto.passes import insert_sync as IS
 from pypto.passes.insert_sync import NUM_EVENTS, InsertSync, insert_sync
 from pypto.passes.pipes import Buffer, Instruction, TensorRegion, bind_instructions, instruction
-from tests.passes.sync_checker import (
+from tests.programs.sync_checker import (
     KernelGen,
     SyncError,
     assert_synchronized,

@@ -12,7 +12,7 @@ from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.interchange_chunk_loops import InterchangeChunkLoops
 from pypto.passes.ir_utils import evaluate, walk_stmts
 from pypto.passes.split_chunked_loops import SplitChunkedLoops
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 OUTER, INNER, REM = pl.LoopOrigin.ChunkOuter, pl.LoopOrigin.ChunkInner, pl.LoopOrigin.ChunkRemainder
 

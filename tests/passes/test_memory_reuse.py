@@ -15,7 +15,7 @@ from pypto.passes.init_memref import InitMemRef
 from pypto.passes.ir_utils import walk_stmts
 from pypto.passes.liveness import analyze
 from pypto.passes.memory_reuse import MemoryReuse
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 
 def reuse(prog, verified):
@@ -458,6 +458,7 @@ def _numeric_reference(a: np.ndarray, n: int) -> np.ndarray:
     return acc + t0
 
 
+@pytest.mark.native
 def test_shared_buffers_compute_the_same_numbers(tmp_path):
     """Compile and run on the CPU: in-place updates, a swap and copies keep the NumPy result."""
     try:

@@ -6,7 +6,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.passes.base import PassError
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopes
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 M = pl.dynamic("M")
 

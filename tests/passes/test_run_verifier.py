@@ -90,7 +90,7 @@ def test_front_passes_end_to_end_with_roundtrip_checks():
 
     from pypto.ir.verifier import DEFAULT_RULES, verify
     from pypto.passes.ir_utils import walk_stmts
-    from tests.helpers import roundtrip
+    from tests.programs.roundtrip import roundtrip
 
     got = prog(kernel)
     ssa = False

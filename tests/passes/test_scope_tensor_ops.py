@@ -4,7 +4,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ir.visitor import rebuild
 from pypto.passes.scope_tensor_ops import ScopeTensorOps
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 
 def check(before, expected, verified):

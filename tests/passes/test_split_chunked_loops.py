@@ -20,7 +20,7 @@ from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
 from pypto.passes.loop_bounds import range_len
 from pypto.passes.split_chunked_loops import SplitChunkedLoops, trip_count
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 IDX = DataType.INDEX
 OUTER, INNER, REM = pl.LoopOrigin.ChunkOuter, pl.LoopOrigin.ChunkInner, pl.LoopOrigin.ChunkRemainder

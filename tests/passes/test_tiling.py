@@ -7,8 +7,8 @@ from pypto import ir
 from pypto.passes.base import PassError
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOps
 from pypto.passes.tiling import plan_tiling
-from tests.helpers import roundtrip
-from tests.passes.test_convert_tensor_to_block_ops import CTX, assert_kernel_contract, lower, same_numbers
+from tests.programs.roundtrip import roundtrip
+from tests.programs.tensor_lowering import CTX, assert_kernel_contract, lower, same_numbers
 
 M = pl.dynamic("M")
 N = pl.dynamic("N")

@@ -16,7 +16,7 @@ from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
 from pypto.passes.unroll_loops import UnrollLoops, UnrollLoopsOptions
-from tests.helpers import roundtrip
+from tests.programs.roundtrip import roundtrip
 
 IDX = DataType.INDEX
 

@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import pypto.runtime as rt_pkg
 from pypto.runtime import ABI_VERSION, ArgKind, include_dir
 from pypto.runtime.native import library
@@ -29,6 +31,7 @@ EXPORT long probe(int i) {
 """
 
 
+@pytest.mark.native
 def test_header_constants_match_python():
     assert int(re.search(r"#define PTO_ABI_VERSION (\d+)", HEADER).group(1)) == ABI_VERSION
     for kind in ArgKind:
@@ -38,6 +41,7 @@ def test_header_constants_match_python():
     assert library().pto_rt_abi_version() == ABI_VERSION
 
 
+@pytest.mark.native
 def test_struct_layouts_match_ctypes():
     import ctypes
 

@@ -43,6 +43,7 @@ def test_replace_and_trace_path(tmp_path):
     assert [f.name for f in dataclasses.fields(RunConfig)][:4] == ["platform", "device_id", "rtol", "atol"]
 
 
+@pytest.mark.native
 def test_runtime_from_config():
     rt = Runtime.from_config(RunConfig(num_workers=1, sched_mode="locality"))
     assert rt.num_workers == 1 and rt.mode.name == "LOCALITY"

@@ -7,6 +7,8 @@ import pytest
 
 from pypto.runtime import TaskGraph
 
+pytestmark = pytest.mark.native
+
 SHAPE = (24, 40)
 
 

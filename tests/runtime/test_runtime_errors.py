@@ -37,12 +37,14 @@ def rt(runtimes):
     return runtimes(2, "fifo")
 
 
+@pytest.mark.native
 def test_well_formed_raw_submission_runs(rt):
     args, keep = good_arg()
     tid, err = raw_submit(rt, args, 1)
     assert tid == 0 and err == ""
 
 
+@pytest.mark.native
 @pytest.mark.parametrize("mutate,message", [
     (lambda a: setattr(a[0], "kind", 9), "arg 0 has kind 9"),
     (lambda a: setattr(a[0], "kind", -1), "arg 0 has kind -1"),
@@ -65,6 +67,7 @@ def test_malformed_argument(rt, mutate, message):
     assert raw_submit(rt, args, 1) == (0, "")
 
 
+@pytest.mark.native
 def test_null_kernel_and_bad_arg_count(rt):
     args, keep = good_arg()
     lib = library()
@@ -77,6 +80,7 @@ def test_null_kernel_and_bad_arg_count(rt):
     assert tid < 0 and "-3 arguments" in msg
 
 
+@pytest.mark.native
 def test_overlapping_distinct_roots(rt):
     x = np.zeros(16)
     args = (PtoArg * 2)()
@@ -89,6 +93,7 @@ def test_overlapping_distinct_roots(rt):
     assert tid < 0 and "overlap" in err
 
 
+@pytest.mark.native
 def test_one_root_with_two_sizes(rt):
     x = np.zeros(16)
     args = (PtoArg * 2)()
@@ -99,6 +104,7 @@ def test_one_root_with_two_sizes(rt):
     assert tid < 0 and "two sizes" in err
 
 
+@pytest.mark.native
 def test_dependency_on_later_task_is_a_cycle(rt):
     g = TaskGraph()
     g.add("noop")
@@ -113,6 +119,7 @@ def test_dependency_on_later_task_is_a_cycle(rt):
         rt.run_graph(g)
 
 
+@pytest.mark.native
 def test_dependency_on_unknown_task(rt):
     g = TaskGraph()
     g.add("noop", deps=[-4])
@@ -122,6 +129,7 @@ def test_dependency_on_unknown_task(rt):
         g.add_dep(0, 7)
 
 
+@pytest.mark.native
 def test_explicit_edges_are_honoured(runtimes):
     rt = runtimes(2, "locality")
     x, y = np.zeros(4), np.zeros(4)
@@ -135,6 +143,7 @@ def test_explicit_edges_are_honoured(runtimes):
     assert r.stats.edges <= 1  # 0 if the OS delayed the submitting thread past the spin
 
 
+@pytest.mark.native
 def test_session_edges_and_cycles(rt):
     with pytest.raises(TaskGraphError, match="close a cycle"):
         with rt.session() as s:
@@ -155,6 +164,7 @@ def test_session_edges_and_cycles(rt):
             s.add_dep(9, 0)
 
 
+@pytest.mark.native
 def test_held_task_never_released_is_a_deadlock(runtimes):
     for workers, mode in [(0, "fifo"), (2, "fifo"), (2, "locality")]:
         rt = runtimes(workers, mode)
@@ -171,6 +181,7 @@ def test_held_task_never_released_is_a_deadlock(runtimes):
         assert (x == 100).all()
 
 
+@pytest.mark.native
 def test_held_tasks_run_after_release(rt):
     x = np.zeros(4)
     with rt.session() as s:
@@ -184,6 +195,7 @@ def test_held_tasks_run_after_release(rt):
     np.testing.assert_array_equal(x, [5, 7, 7, 7])
 
 
+@pytest.mark.native
 def test_error_cancels_queued_work_and_refuses_submissions(rt):
     x = np.zeros(4)
     lib = library()
@@ -203,6 +215,7 @@ def test_error_cancels_queued_work_and_refuses_submissions(rt):
     assert (x == 0).all()                               # the queued fill was skipped
 
 
+@pytest.mark.native
 def test_python_side_checks():
     x32, x64 = np.zeros(4, np.float32), np.zeros(4)
     g = TaskGraph()

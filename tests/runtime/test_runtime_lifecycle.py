@@ -21,7 +21,9 @@ import pytest
 from pypto import ir
 from pypto.runtime import RunConfig, TaskGraph, default_runtime, defaults
 from pypto.runtime.native import library
-from tests.runtime.lifecycle_program import Axpy, check
+from tests.programs.axpy import Axpy, check
+
+pytestmark = pytest.mark.native
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 90  # below the hang guard of conftest.py
@@ -31,7 +33,7 @@ import os, signal, sys, threading, time
 import numpy as np
 from pypto import ir
 from pypto.runtime import RunConfig, Runtime, TaskGraphError, default_runtime
-from tests.runtime.lifecycle_program import Axpy, check, inputs
+from tests.programs.axpy import Axpy, check, inputs
 compiled = ir.compile(Axpy, output_dir=sys.argv[1])
 """
 

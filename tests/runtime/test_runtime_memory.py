@@ -5,8 +5,11 @@ from __future__ import annotations
 import gc
 
 import numpy as np
+import pytest
 
 from pypto.runtime import Runtime, TaskGraph, TaskGraphError
+
+pytestmark = pytest.mark.native
 
 
 def mixed_graph(n: int) -> tuple[TaskGraph, np.ndarray]:

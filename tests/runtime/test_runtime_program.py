@@ -14,6 +14,8 @@ from pypto.runtime.abi import PtoProgram
 from pypto.runtime.native import library
 from pypto.support.native_build import build_and_load
 
+pytestmark = pytest.mark.native
+
 SOURCE = (Path(__file__).parent / "programs" / "tiled_program.cpp").read_text()
 _PROGRAMS: dict[int, ProgramHandle] = {}
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.native
+
 ROOT_SHAPE = (12, 16)
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from pypto.runtime import TaskGraph
+
+pytestmark = pytest.mark.native
 
 
 def spin_rows_graph(rows: int = 4, depth: int = 3) -> TaskGraph:

@@ -1,11 +1,5 @@
-import sys
-from pathlib import Path
-
-# make the shared harness importable whatever pytest's import mode is
-sys.path.insert(0, str(Path(__file__).parent))
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
 
 @pytest.fixture(autouse=True)

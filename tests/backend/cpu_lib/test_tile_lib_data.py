@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_lib_harness import DT, Entry, TileSpec, build, garbage, rand, same_bits_or_nan, sentinel
 
 from pypto.ir.enums import PadValue
 from pypto.ops import OPS
+from tests.programs.tile_lib import DT, Entry, TileSpec, build, garbage, rand, same_bits_or_nan, sentinel
+
+pytestmark = pytest.mark.native
 
 R, C, VR, VC = 16, 64, 13, 37
 ENTRIES: list[Entry] = []

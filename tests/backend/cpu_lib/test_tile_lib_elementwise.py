@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_lib_harness import DT, Entry, TileSpec, build, garbage, rand, same_bits_or_nan, sentinel, ulp_diff
 
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType
 from pypto.ops import OPS
+from tests.programs.tile_lib import (
+    DT,
+    Entry,
+    TileSpec,
+    build,
+    garbage,
+    rand,
+    same_bits_or_nan,
+    sentinel,
+    ulp_diff,
+)
+
+pytestmark = pytest.mark.native
 
 R, C = 16, 64          # static tile shape
 VR, VC = 13, 37        # ragged valid region

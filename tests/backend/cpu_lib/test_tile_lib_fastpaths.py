@@ -15,7 +15,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from cpu_lib_harness import DT, Entry, TileSpec, build, sentinel, ulp_diff
+
+from tests.programs.tile_lib import DT, Entry, TileSpec, build, sentinel, ulp_diff
+
+pytestmark = pytest.mark.native
 
 BUILDS = {"native": (), "avx2": ("-march=x86-64-v3",), "sse2": ("-march=x86-64",),
           "skx": ("-march=skylake-avx512",),  # AVX-512 without AVX512-BF16: integer bf16 rounding

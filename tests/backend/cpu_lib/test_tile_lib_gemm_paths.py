@@ -12,7 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cpu_lib_harness import DT, Entry, TileSpec, build, rand, same_bits_or_nan, sentinel
+
+from tests.programs.tile_lib import DT, Entry, TileSpec, build, rand, same_bits_or_nan, sentinel
+
+pytestmark = pytest.mark.native
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 NO_AMX = ("-mno-amx-tile", "-mno-amx-bf16", "-mno-amx-int8")

@@ -6,9 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_lib_harness import DT, Entry, TileSpec, build, garbage, rand, same_bits_or_nan, sentinel, ulp_diff
 
 from pypto.ops import OPS
+from tests.programs.tile_lib import (
+    DT,
+    Entry,
+    TileSpec,
+    build,
+    garbage,
+    rand,
+    same_bits_or_nan,
+    sentinel,
+    ulp_diff,
+)
+
+pytestmark = pytest.mark.native
 
 BUILDS = {"native": (), "avx2": ("-march=x86-64-v3",), "sse2": ("-march=x86-64",)}
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pypto.backend.interp import run_kernel
-from tests.backend.interp.kbuild import FLOATS, NP, Kernel, rand
+from tests.programs.interp_kernels import FLOATS, NP, Kernel, rand
 
 RNG = np.random.default_rng(7)
 

@@ -8,7 +8,7 @@ import pytest
 from pypto.backend import ascend910b
 from pypto.backend.interp import InterpError, run_kernel, run_program
 from pypto.pto.model import INDEX, Block, EnumAttr, Func, Module, Op, ScalarT, Sym, TensorT, Value, walk
-from tests.backend.interp.kbuild import Kernel
+from tests.programs.interp_kernels import Kernel
 
 
 def _kernel() -> Module:

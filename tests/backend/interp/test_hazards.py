@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pypto.backend.interp import HazardError, run_kernel
-from tests.backend.interp.kbuild import Kernel, rand
+from tests.programs.interp_kernels import Kernel, build_kernel, cube_kernel, loop_kernel, rand
 
 RNG = np.random.default_rng(3)
 
@@ -82,56 +82,11 @@ def test_missing_barrier_between_dependent_vector_ops():
     assert np.allclose(out, np.exp(a) + a)
 
 
-def _loop_kernel(back_sync: bool) -> str:
-    """Each iteration loads a row block into t, exp's it into u and stores u. Reusing t and u in the
-    next iteration needs the previous exp (V) done before the load (MTE2) overwrites t, and the
-    previous store (MTE3) done before the exp overwrites u: flags set at the end of one iteration and
-    waited in the next, balanced by sets before the loop and waits after it."""
-    def sync(kind: str, src: str, dst: str) -> str:
-        return (f"pl.system.sync_{kind}(set_pipe=pl.PipeType.{src}, wait_pipe=pl.PipeType.{dst}, event_id=1)"
-                if back_sync else "pass")
-    return f"""
-import pypto.language as pl
-
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def loop_k(self, a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
-        m0: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 0, 4096, 0)
-        m1: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 4096, 4096, 1)
-        {sync("src", "V", "MTE2")}
-        {sync("src", "MTE3", "V")}
-        for i in pl.range(4):
-            {sync("dst", "V", "MTE2")}
-            t: pl.Tile[[16, 64], pl.FP32, m0] = pl.load(a, [i * 16, 0], [16, 64])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            {sync("dst", "MTE3", "V")}
-            u: pl.Tile[[16, 64], pl.FP32, m1] = pl.exp(t)
-            {sync("src", "V", "MTE2")}
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            o = pl.store(u, [i * 16, 0], out)
-            {sync("src", "MTE3", "V")}
-        {sync("dst", "V", "MTE2")}
-        {sync("dst", "MTE3", "V")}
-        return o
-"""
-
-
-def _build(text: str):
-    from tests.backend.interp.kbuild import build_program
-
-    kernels, _, entry = build_program(text)
-    return kernels[entry]
-
-
 def test_waw_across_loop_iterations_on_one_pipe_is_reported():
     """Without the back flags nothing orders iteration 0's load of t before iteration 1's (both MTE2)."""
     a, out = rand((64, 64), "FP32", RNG), np.zeros((64, 64), np.float32)
     with pytest.raises(HazardError) as ei:
-        run_kernel(_build(_loop_kernel(back_sync=False)), [a, out])
+        run_kernel(build_kernel(loop_kernel(back_sync=False)), [a, out])
     e = ei.value
     assert e.kind == "WAW" and e.kernel == "loop_k"
     assert "pto.tload" in e.first and "iteration i=0" in e.first
@@ -139,7 +94,7 @@ def test_waw_across_loop_iterations_on_one_pipe_is_reported():
     assert "pipe_barrier {pipe = PIPE_MTE2}" in str(e)
 
 
-def _war_loop_kernel(back_sync: bool) -> str:
+def _warloop_kernel(back_sync: bool) -> str:
     """t is loaded once; each iteration computes u = exp(t) (V, after a V barrier) and stores u (MTE3).
     Iteration i+1's exp overwrites u while iteration i's store may still read it unless a flag
     MTE3 -> V orders them."""
@@ -176,19 +131,19 @@ class P:
 def test_war_across_loop_iterations_is_reported():
     a, out = rand((16, 64), "FP32", RNG), np.zeros((64, 64), np.float32)
     with pytest.raises(HazardError) as ei:
-        run_kernel(_build(_war_loop_kernel(back_sync=False)), [a, out])
+        run_kernel(build_kernel(_warloop_kernel(back_sync=False)), [a, out])
     e = ei.value
     assert e.kind == "WAR" and e.kernel == "war_k"
     assert "pto.tstore" in e.first and "iteration i=0" in e.first and "MTE3" in e.first
     assert "pto.texp" in e.second and "iteration i=1" in e.second
     assert "tile %u" in e.buffer
-    run_kernel(_build(_war_loop_kernel(back_sync=True)), [a, out])
+    run_kernel(build_kernel(_warloop_kernel(back_sync=True)), [a, out])
     assert np.allclose(out, np.tile(np.exp(a), (4, 1)))
 
 
 def test_loop_with_back_syncs_passes():
     a, out = rand((64, 64), "FP32", RNG), np.zeros((64, 64), np.float32)
-    stats = run_kernel(_build(_loop_kernel(back_sync=True)), [a, out])
+    stats = run_kernel(build_kernel(loop_kernel(back_sync=True)), [a, out])
     assert np.allclose(out, np.exp(a))
     assert not stats.pending_flags
 
@@ -283,33 +238,14 @@ def test_views_of_one_array_alias_in_ddr():
     run_kernel(k.build(), [rand((16, 64), "FP32", RNG), base[:16], base[16:]])
 
 
-def _cube_kernel(fix_flag: bool) -> Kernel:
-    """tload (MTE2) -> tmov Mat->Left/Right (MTE1) -> tmatmul (M) -> tstore from Acc (FIX)."""
-    k = Kernel()
-    k.tensor("a", (16, 32), "FP16")
-    k.tensor("b", (32, 16), "FP16")
-    k.tensor("out", (16, 16), "FP32", "Out")
-    k.load("am", "a", (16, 32), "FP16", space="Mat")
-    k.load("bm", "b", (32, 16), "FP16", space="Mat")
-    k.sync("MTE2", "MTE1")
-    k.let("al", (16, 32), "FP16", "pl.move(am, target_memory=pl.MemorySpace.Left)", space="Left")
-    k.let("br", (32, 16), "FP16", "pl.move(bm, target_memory=pl.MemorySpace.Right)", space="Right")
-    k.sync("MTE1", "M")
-    k.let("c", (16, 16), "FP32", "pl.matmul(al, br)", space="Acc")
-    if fix_flag:
-        k.sync("M", "FIX")
-    k.store("c", [0, 0])
-    return k
-
-
 def test_cube_pipeline_pipes():
     a, b = rand((16, 32), "FP16", RNG), rand((32, 16), "FP16", RNG)
     out = np.zeros((16, 16), np.float32)
-    stats = run_kernel(_cube_kernel(fix_flag=True).build(), [a, b, out])
+    stats = run_kernel(cube_kernel(fix_flag=True).build(), [a, b, out])
     assert stats.instructions == 6
     np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
     with pytest.raises(HazardError) as ei:
-        run_kernel(_cube_kernel(fix_flag=False).build(), [a, b, out])
+        run_kernel(cube_kernel(fix_flag=False).build(), [a, b, out])
     e = ei.value
     assert e.kind == "RAW" and "pto.tmatmul" in e.first and "on M" in e.first
     assert "pto.tstore" in e.second and "on FIX" in e.second and "acc[" in e.buffer

@@ -17,7 +17,7 @@ import pytest
 from pypto.backend.interp import run_kernel
 from pypto.ir.enums import CastMode, CmpType, PadValue
 from pypto.ops import OPS, Level
-from tests.backend.interp.kbuild import ALL, FLOATS, INTS, NP, Kernel, rand
+from tests.programs.interp_kernels import ALL, FLOATS, INTS, NP, Kernel, rand
 
 R, C = 16, 32
 VALIDS = {"full": (R, C), "ragged": (13, 29), "dynamic": (11, 27)}

@@ -8,42 +8,7 @@ import pytest
 
 from pypto.backend.interp import HazardError, InterpError, run_program
 from pypto.pto.model import INDEX, Block, Func, Module, Op, ScalarT, TensorT, Value
-from tests.backend.interp.kbuild import build_program
-
-ADD_KERNEL = """
-    @pl.function(type=pl.FunctionType.InCore)
-    def add_k(self, a: pl.Tensor[[16, 64], pl.FP32], b: pl.Tensor[[16, 64], pl.FP32],
-              out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
-        m0: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 0, 4096, 0)
-        m1: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 4096, 4096, 1)
-        ta: pl.Tile[[16, 64], pl.FP32, m0] = pl.load(a, [0, 0], [16, 64])
-        tb: pl.Tile[[16, 64], pl.FP32, m1] = pl.load(b, [0, 0], [16, 64])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        tc: pl.Tile[[16, 64], pl.FP32, m0] = pl.add(ta, tb)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-        o = pl.store(tc, [0, 0], out)
-        return o
-"""
-
-SLICES = """
-import pypto.language as pl
-
-
-@pl.program
-class P:
-""" + ADD_KERNEL + """
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
-        c = pl.create_tensor([64, 64], dtype=pl.FP32)
-        for i in pl.range(4):
-            sa = pl.view(a, [16, 64], [i * 16, 0])
-            sb = pl.view(b, [16, 64], [i * 16, 0])
-            sc = pl.view(c, [16, 64], [i * 16, 0])
-            r = self.add_k(sa, sb, sc)
-        return c
-"""
+from tests.programs.interp_kernels import ADD_KERNEL, SLICES, build_program
 
 
 def test_loop_submits_kernels_over_slices():

@@ -8,9 +8,7 @@ import pytest
 
 from pypto.backend.interp import run_kernel, run_program
 from pypto.pto.printer import print_module
-from tests.backend.interp.kbuild import build_program
-from tests.backend.interp.test_hazards import _build, _cube_kernel, _loop_kernel
-from tests.backend.interp.test_program import SLICES
+from tests.programs.interp_kernels import SLICES, build_kernel, build_program, cube_kernel, loop_kernel
 
 parser = pytest.importorskip("pypto.pto.parser")
 
@@ -22,13 +20,13 @@ def _reparse(m):
 def test_parsed_kernels_run_like_built_ones():
     rng = np.random.default_rng(11)
     a = rng.standard_normal((64, 64), np.float32)
-    built = _build(_loop_kernel(back_sync=True))
+    built = build_kernel(loop_kernel(back_sync=True))
     out1, out2 = np.zeros_like(a), np.zeros_like(a)
     run_kernel(built, [a, out1])
     run_kernel(_reparse(built), [a, out2])
     assert np.array_equal(out1, out2)
 
-    cube = _cube_kernel(fix_flag=True).build()
+    cube = cube_kernel(fix_flag=True).build()
     x, y = rng.standard_normal((16, 32)).astype(np.float16), rng.standard_normal((32, 16)).astype(np.float16)
     o1, o2 = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
     run_kernel(cube, [x, y, o1])

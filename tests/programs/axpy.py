@@ -1,4 +1,5 @@
-"""A small compiled program for the lifecycle tests (imported by their subprocess scripts too).
+"""Axpy, a small program with a dynamic row count: the calling, CLI and runtime lifecycle tests
+(and the lifecycle tests' subprocess scripts) run it.
 
 `out = a * x + y`, one task per block of 16 rows, so a tall input makes a run of many tasks.
 """
@@ -15,6 +16,8 @@ R = pl.dynamic("R")
 
 @pl.program
 class Axpy:
+    """out = a * x + y over row blocks of 16; M rows, any M (ragged last block)."""
+
     @pl.function(type=pl.FunctionType.InCore)
     def axpy(self, x: pl.Tensor[[R, 32], pl.FP32], y: pl.Tensor[[R, 32], pl.FP32], a: pl.Scalar[pl.FP32],
              rows: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[R, 32], pl.FP32]]) -> pl.Tensor[[R, 32], pl.FP32]:

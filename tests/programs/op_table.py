@@ -12,8 +12,8 @@ Two tables, one row per way of calling a registry op (`OPS`):
 The dtypes a row runs with are not listed: `dtypes_of` asks the op's type rule which of
 fp32/fp16/bf16/int32/int8 it accepts (an `OpError` means "not allowed").
 
-One program per dtype (`ops_program`) holds every row, so the test file builds five native
-libraries. Its inputs are tensors `a b c pos shift mask` of [M, 64] with a dynamic M (run with
+One program per dtype and shard (`ops_program(dt, shard=...)`; `SHARDS` groups the op families)
+holds its rows, so a test item builds one native library of a few dozen kernels. Its inputs are tensors `a b c pos shift mask` of [M, 64] with a dynamic M (run with
 M = 45 and 48), `row` [M, 1], `col` [1, 64], `w` [M, 2048] and a scalar `sv` of the dtype; the
 floats hold NaN, inf and -0.0, the ints their type's MIN and MAX (and MIN / -1, x / 0):
 
@@ -740,6 +740,41 @@ def tensor_cases(dt: str) -> list[TCase]:
 
 
 # ---------------------------------------------------------------------------------------------
+# shards: the rows of a dtype split by op family, one program (and test item) each
+
+# A native build costs about a quarter second of g++ per row and well under a second per program,
+# so programs of a few dozen rows keep every test item short without adding much build time.
+# A family missing here is a shard of its own (named after the family).
+SHARDS = {
+    "add_sub": ("add", "sub", "addc", "subc", "addsc", "subsc"),
+    "mul_div": ("mul", "div", "rem"),
+    "unary": ("abs", "neg", "relu", "lrelu", "prelu", "exp", "log", "recip", "rsqrt", "sqrt"),
+    "compare": ("cmp", "cmps", "sel", "sels", "maximum", "minimum"),
+    "bitwise": ("and_", "or_", "xor", "xors", "not_", "shl", "shr"),
+    "cast": ("cast",),
+    "reduce": ("row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min", "sum", "max", "min"),
+    "broadcast": ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
+                  "col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div", "expands"),
+    "matmul": ("matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias"),
+    "memory": ("load", "store", "move", "fillpad", "full", "create", "create_tile", "get_block_idx", "read",
+               "write", "dim"),
+    "layout": ("view", "assemble", "concat", "reshape", "transpose"),
+}
+_SHARD_OF_FAMILY = {f: name for name, fams in SHARDS.items() for f in fams}
+
+
+def shard_of(case: Case | TCase) -> str:
+    family = OPS[case.op].family
+    return _SHARD_OF_FAMILY.get(family, family)
+
+
+def shards(dt: str, static: bool = False) -> list[str]:
+    """The shards with rows in `dt`'s program (`static`: its static-valid-shape variant), in table order."""
+    rows = block_cases(dt) + [t for t in tensor_cases(dt) if t.static or (t.dynamic and not static)]
+    return list(dict.fromkeys(shard_of(c) for c in rows))
+
+
+# ---------------------------------------------------------------------------------------------
 # inputs
 
 
@@ -1028,15 +1063,20 @@ def _tensor_names(dt: str, dynamic: bool) -> dict[str, str]:
     return names
 
 
-def ops_program(dt: str, static: bool = False) -> Built:
-    """Every block and tensor row for dtype `dt` in one program (see the module docstring)."""
-    name = f"Ops{dt}{'Static' if static else ''}"
+def ops_program(dt: str, static: bool = False, shard: str | None = None) -> Built:
+    """Every block and tensor row for dtype `dt` in one program (see the module docstring); with
+    `shard`, only the rows of that shard."""
+    name = f"Ops{dt}{''.join(w.title() for w in (shard or '').split('_'))}{'Static' if static else ''}"
+
+    def mine(cases):
+        return [c for c in cases if shard is None or shard_of(c) == shard]
+
     head = ["import pypto.language as pl", "", 'M = pl.dynamic("M")', "", "", "@pl.program", f"class {name}:"]
     kernels: list[str] = []
     body: list[str] = []
     entries: list[Entry] = []
     slots = _Slots()
-    for k, case in enumerate(block_cases(dt)):
+    for k, case in enumerate(mine(block_cases(dt))):
         kname, lines, ins = _block_kernel(k, case, dt, static)
         kernels += lines
         odt = out_dtype(case, dt)
@@ -1046,7 +1086,7 @@ def ops_program(dt: str, static: bool = False) -> Built:
         entries.append(Entry("block", case, dt, odt, col0))
     returns: list[str] = []
     ret_vars: list[str] = []
-    for case in tensor_cases(dt):
+    for case in mine(tensor_cases(dt)):
         if not case.static:
             continue
         odt = out_dtype(case, dt)
@@ -1061,7 +1101,7 @@ def ops_program(dt: str, static: bool = False) -> Built:
         entries.append(Entry("tensor", case, dt, odt, col0))
     # after the static rows: a dynamic row's op follows its own view statements, so the pipeline
     # scopes it into a kernel of its own (a run of consecutive tensor ops becomes one kernel)
-    for t, case in enumerate(tensor_cases(dt)):
+    for t, case in enumerate(mine(tensor_cases(dt))):
         if case.dynamic and not static:
             odt = out_dtype(case, dt)
             body.append(f"y{t} = {case.call.format(**_tensor_names(dt, True))}")

@@ -2,6 +2,7 @@
 
 `Kernel` collects tensor parameters, scalar parameters, buffers and body lines, then prints a
 `@pl.program` with one InCore function, parses it with `pl.parse` and runs `pypto.codegen.generate`.
+Below it, the kernels and programs that several interpreter test modules run.
 """
 
 from __future__ import annotations
@@ -132,3 +133,106 @@ def build_program(text: str):
     """(kernels, orchestration, entry) of a `pl` program text."""
     res = generate(pl.parse(text))
     return res.kernels, res.orchestration, res.entry
+
+
+def build_kernel(text: str):
+    """The entry kernel's PTO module of a `pl` program text."""
+    kernels, _, entry = build_program(text)
+    return kernels[entry]
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels and programs several interpreter tests run (hazards, programs, PTO text round trips)
+
+
+def loop_kernel(back_sync: bool) -> str:
+    """Each iteration loads a row block into t, exp's it into u and stores u. Reusing t and u in the
+    next iteration needs the previous exp (V) done before the load (MTE2) overwrites t, and the
+    previous store (MTE3) done before the exp overwrites u: flags set at the end of one iteration and
+    waited in the next, balanced by sets before the loop and waits after it."""
+    def sync(kind: str, src: str, dst: str) -> str:
+        return (f"pl.system.sync_{kind}(set_pipe=pl.PipeType.{src}, wait_pipe=pl.PipeType.{dst}, event_id=1)"
+                if back_sync else "pass")
+    return f"""
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def loop_k(self, a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        m0: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 0, 4096, 0)
+        m1: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 4096, 4096, 1)
+        {sync("src", "V", "MTE2")}
+        {sync("src", "MTE3", "V")}
+        for i in pl.range(4):
+            {sync("dst", "V", "MTE2")}
+            t: pl.Tile[[16, 64], pl.FP32, m0] = pl.load(a, [i * 16, 0], [16, 64])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            {sync("dst", "MTE3", "V")}
+            u: pl.Tile[[16, 64], pl.FP32, m1] = pl.exp(t)
+            {sync("src", "V", "MTE2")}
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            o = pl.store(u, [i * 16, 0], out)
+            {sync("src", "MTE3", "V")}
+        {sync("dst", "V", "MTE2")}
+        {sync("dst", "MTE3", "V")}
+        return o
+"""
+
+
+def cube_kernel(fix_flag: bool) -> Kernel:
+    """tload (MTE2) -> tmov Mat->Left/Right (MTE1) -> tmatmul (M) -> tstore from Acc (FIX)."""
+    k = Kernel()
+    k.tensor("a", (16, 32), "FP16")
+    k.tensor("b", (32, 16), "FP16")
+    k.tensor("out", (16, 16), "FP32", "Out")
+    k.load("am", "a", (16, 32), "FP16", space="Mat")
+    k.load("bm", "b", (32, 16), "FP16", space="Mat")
+    k.sync("MTE2", "MTE1")
+    k.let("al", (16, 32), "FP16", "pl.move(am, target_memory=pl.MemorySpace.Left)", space="Left")
+    k.let("br", (32, 16), "FP16", "pl.move(bm, target_memory=pl.MemorySpace.Right)", space="Right")
+    k.sync("MTE1", "M")
+    k.let("c", (16, 16), "FP32", "pl.matmul(al, br)", space="Acc")
+    if fix_flag:
+        k.sync("M", "FIX")
+    k.store("c", [0, 0])
+    return k
+
+
+ADD_KERNEL = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_k(self, a: pl.Tensor[[16, 64], pl.FP32], b: pl.Tensor[[16, 64], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        m0: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 0, 4096, 0)
+        m1: pl.MemRefType = pl.block.alloc(pl.MemorySpace.Vec, 4096, 4096, 1)
+        ta: pl.Tile[[16, 64], pl.FP32, m0] = pl.load(a, [0, 0], [16, 64])
+        tb: pl.Tile[[16, 64], pl.FP32, m1] = pl.load(b, [0, 0], [16, 64])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        tc: pl.Tile[[16, 64], pl.FP32, m0] = pl.add(ta, tb)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        o = pl.store(tc, [0, 0], out)
+        return o
+"""
+
+SLICES = """
+import pypto.language as pl
+
+
+@pl.program
+class P:
+""" + ADD_KERNEL + """
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c = pl.create_tensor([64, 64], dtype=pl.FP32)
+        for i in pl.range(4):
+            sa = pl.view(a, [16, 64], [i * 16, 0])
+            sb = pl.view(b, [16, 64], [i * 16, 0])
+            sc = pl.view(c, [16, 64], [i * 16, 0])
+            r = self.add_k(sa, sb, sc)
+        return c
+"""
