@@ -32,7 +32,7 @@ tensor op with no tile form, a kernel returning a scalar.
 from __future__ import annotations
 
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var
+from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Op, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.op import OpError, create_op_call
 from pypto.ir.span import Span
@@ -155,13 +155,13 @@ class KernelConverter:
 
     # ---- building blocks ----------------------------------------------------------------------
 
-    def op(self, name: str, args: list, kwargs: dict, span: Span) -> Call:
+    def op(self, name: str | Op, args: list, kwargs: dict, span: Span) -> Call:
         args = [MakeTuple(tuple(ConstInt(d) if isinstance(d, int) else d for d in a)) if isinstance(a, (list, tuple))
                 else a for a in args]
         try:
             return create_op_call(name, args, kwargs, span)
         except OpError as e:
-            raise PassError(f"cannot lower to {name}: {e.message}", span, hint=e.hint) from None
+            raise PassError(f"cannot lower to {getattr(name, 'name', name)}: {e.message}", span, hint=e.hint) from None
 
     def let(self, name: str, value: Expr, span: Span) -> Var:
         v = Var(name, value.type, span=span)
