@@ -249,23 +249,7 @@ PTO_REDUCE(TCOLMIN, Min, col_reduce)
 // TROWEXPAND(dst, src): dst[i,j] = src[i,0];  TCOLEXPAND(dst, src): dst[i,j] = src[0,j]
 template <class D, class S> PTO_INLINE void TROWEXPAND(D& dst, const S& src) { vmap(dst, op::Identity{}, ColBcast(src)); }
 template <class D, class S> PTO_INLINE void TCOLEXPAND(D& dst, const S& src) { vmap(dst, op::Identity{}, RowBcast(src)); }
-// TROWEXPANDxx(dst, a, v): dst[i,j] = a[i,j] op v[i,0];  TCOLEXPANDxx(dst, a, v): a[i,j] op v[0,j]
-#define PTO_EXPAND(NAME, OP, WRAP)                                                                \
-  template <class D, class A, class S> PTO_INLINE void NAME(D& dst, const A& a, const S& v) {     \
-    vmap(dst, op::OP{}, a, WRAP(v));                                                              \
-  }
-PTO_EXPAND(TROWEXPANDADD, Add, ColBcast)
-PTO_EXPAND(TROWEXPANDSUB, Sub, ColBcast)
-PTO_EXPAND(TROWEXPANDMUL, Mul, ColBcast)
-PTO_EXPAND(TROWEXPANDDIV, Div, ColBcast)
-PTO_EXPAND(TROWEXPANDMAX, Max, ColBcast)
-PTO_EXPAND(TROWEXPANDMIN, Min, ColBcast)
-PTO_EXPAND(TCOLEXPANDADD, Add, RowBcast)
-PTO_EXPAND(TCOLEXPANDSUB, Sub, RowBcast)
-PTO_EXPAND(TCOLEXPANDMUL, Mul, RowBcast)
-PTO_EXPAND(TCOLEXPANDDIV, Div, RowBcast)
-PTO_EXPAND(TCOLEXPANDMAX, Max, RowBcast)
-PTO_EXPAND(TCOLEXPANDMIN, Min, RowBcast)
-#undef PTO_EXPAND
+// TROWEXPANDxx / TCOLEXPANDxx (a tile op a broadcast vector) are functor instructions: see
+// PTO_ROW_EXPAND in elementwise.hpp and pypto/backend/cpu/lowering.py
 
 }  // namespace pto
