@@ -4,7 +4,7 @@ Key: SHA-256 of the printed program (the printer is complete — its output pars
 IR), the strategy and backend type, a fingerprint of the compiler itself (every source file of
 the `pypto` package), so editing the compiler invalidates old entries, and of the C++ toolchain
 (compiler version and the CPU features it targets), so a cache shared between machines never
-serves one a library built for another's CPU. An entry is a copy of the
+serves one a library built for another's CPU, and the ops defined with `pypto.extend` (their C++). An entry is a copy of the
 output directory (PTO files, signature, reports, lowered IR, generated C++) plus `native.json`
 naming the built shared object in the native build cache. Entries are written to a temporary
 directory and renamed into place, so concurrent processes never see half an entry; an entry that
@@ -45,11 +45,12 @@ def compiler_fingerprint() -> str:
 
 
 def cache_key(program_text: str, strategy: str, backend: str) -> str:
+    from pypto.ops.registry import extension_fingerprint
     from pypto.support.native_build import toolchain_fingerprint
 
     h = hashlib.sha256()
-    for part in ("pypto-compile-v2", compiler_fingerprint(), toolchain_fingerprint(), strategy, backend,
-                 program_text):
+    for part in ("pypto-compile-v2", compiler_fingerprint(), toolchain_fingerprint(), extension_fingerprint(),
+                 strategy, backend, program_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

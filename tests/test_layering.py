@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.driver": {"pypto"},  # the compile driver sits on top of the pipeline
     "pypto.driver_cache": {"pypto"},
     "pypto.driver_output": {"pypto"},
+    "pypto.extend": {"pypto.ops", "pypto.backend.cpu.lowering"},  # (ops from user modules)
     "pypto.tools": {"pypto"},
     "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype"},
 }

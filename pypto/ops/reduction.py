@@ -57,21 +57,31 @@ def _keep_col(fn):
     return ref
 
 
+def row_reduction(name: str, ref, pto: str, doc: str) -> tuple:
+    """`block.<name>` ([R, C] tile -> [R, 1], optional scratch tile), `tensor.<name>` and `pl.<name>`."""
+    tile = define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+                  _row_reduce_rule(f"block.{name}", "block"), traits=ROW_REDUCE, reference=ref, pto=pto, pipe=V,
+                  doc=f"{doc}, keeping the axis as size 1 (tmp: scratch tile)")
+    tensor = define(f"tensor.{name}", [arg("input", "tensor")], _row_reduce_rule(f"tensor.{name}", "tensor"),
+                    traits=ROW_REDUCE, reference=ref, tile_form=tile, doc=doc)
+    unified(name, tensor=tensor, tile=tile, doc=doc)
+    return tile, tensor
+
+
+def col_reduction(name: str, ref, pto: str, doc: str, dsl: tuple[str, ...] | None = None):
+    """`block.<name>` ([R, C] tile -> [1, C], optional scratch tile) and `pl.<name>`."""
+    return define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+                  _col_reduce_rule(f"block.{name}"), traits=COL_REDUCE, reference=ref, pto=pto, pipe=V,
+                  dsl=dsl if dsl is not None else (f"pl.block.{name}", f"pl.{name}"), doc=doc)
+
+
 for _name, _fn, _pto in (("row_sum", np.sum, "trowsum"), ("row_max", np.max, "trowmax"),
                          ("row_min", np.min, "trowmin")):
-    _tile = define(f"block.{_name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
-                   _row_reduce_rule(f"block.{_name}", "block"), traits=ROW_REDUCE, reference=_keep(_fn), pto=_pto,
-                   pipe=V, doc=f"{_name.split('_')[1]} over the last axis, keeping it as size 1 (tmp: scratch tile)")
-    _tensor = define(f"tensor.{_name}", [arg("input", "tensor")], _row_reduce_rule(f"tensor.{_name}", "tensor"),
-                     traits=ROW_REDUCE, reference=_keep(_fn), tile_form=_tile,
-                     doc=f"{_name.split('_')[1]} over the last axis")
-    unified(_name, tensor=_tensor, tile=_tile)
+    row_reduction(_name, _keep(_fn), _pto, f"{_name.split('_')[1]} over the last axis")
 
 for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
                          ("col_min", np.min, "tcolmin")):
-    define(f"block.{_name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
-           _col_reduce_rule(f"block.{_name}"), traits=COL_REDUCE, reference=_keep_col(_fn), pto=_pto, pipe=V,
-           dsl=(f"pl.block.{_name}", f"pl.{_name}"), doc=f"{_name.split('_')[1]} over axis 0 of a 2-D tile")
+    col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile")
 
 
 # sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)

@@ -365,6 +365,19 @@ def unified(name: str, *, tensor: OpDef | None = None, tile: OpDef | None = None
     return d
 
 
+_EXTENSIONS: dict[str, str] = {}  # ops defined outside the package (pypto.extend): name -> description
+
+
+def note_extension(name: str, description: str) -> None:
+    """Record an op defined by `pypto.extend` (its description joins the compile cache's key)."""
+    _EXTENSIONS[name] = description
+
+
+def extension_fingerprint() -> str:
+    """The descriptions of every extension op defined in this process, in a stable order."""
+    return "\n".join(f"{k}={v}" for k, v in sorted(_EXTENSIONS.items()))
+
+
 def get_def(name: str) -> OpDef:
     from pypto.ir.op import get_op
 

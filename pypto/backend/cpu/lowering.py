@@ -46,6 +46,19 @@ class Functor:
 
 
 @dataclass(frozen=True)
+class Fold:
+    """A row (`axis="row"`: [R, C] -> [R, 1]) or column reduction computed element by element:
+    acc = combine(acc, map(x)) from `init`, in the compute type. `map` and `combine` are C++
+    expressions in `x` and in `a, b` (extension reductions)."""
+
+    axis: str
+    map: str
+    combine: str
+    init: float
+    fusable: bool = False
+
+
+@dataclass(frozen=True)
 class Library:
     """An instruction written by hand: in the tile library's `header`, or by the kernel emitter."""
 
@@ -53,7 +66,7 @@ class Library:
     fusable: bool = False  # the fuser has its own code for it (loads, stores, moves, broadcasts)
 
 
-Lowering = Functor | Library
+Lowering = Functor | Fold | Library
 
 B, S, U, RE, CE = Form.BINARY, Form.SCALAR, Form.UNARY, Form.ROW_EXPAND, Form.COL_EXPAND
 ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmul.hpp", "emitter"
@@ -113,6 +126,8 @@ def register(instruction: str, lowering: Lowering) -> None:
         raise ValueError(f"PTO instruction names are lowercase `t<name>` words, got {instruction!r}")
     if isinstance(lowering, Functor) and not _FUNCTOR.fullmatch(lowering.functor):
         raise ValueError(f"functor name {lowering.functor!r} is not a C++ identifier")
+    if isinstance(lowering, Fold) and lowering.axis not in ("row", "col"):
+        raise ValueError(f"pto.{instruction}: a fold runs along 'row' or 'col', not {lowering.axis!r}")
     if isinstance(lowering, Functor) and lowering.body is not None and lowering.form not in (U, B):
         raise ValueError(f"pto.{instruction}: a functor with its own body is unary or binary, not {lowering.form.value}")
     prev = CPU.get(instruction)
@@ -133,6 +148,15 @@ def cpp_name(instruction: str) -> str:
     return instruction.replace(".", "_").upper()
 
 
+def _double(v: float) -> str:
+    v = float(v)
+    if v != v:
+        return "std::numeric_limits<double>::quiet_NaN()"
+    if v in (float("inf"), float("-inf")):
+        return f"{'-' if v < 0 else ''}std::numeric_limits<double>::infinity()"
+    return repr(v)
+
+
 _CACHE: dict[int, str] = {}
 
 
@@ -149,11 +173,21 @@ def instruction_source() -> str:
             params = "V x" if row.form is U else "V x, V y"
             lines.append(f"struct {row.functor} {{ template <class V> PTO_INLINE V operator()({params}) const "
                          f"{{ {row.body} }} }};  // pto.{instr}")
+        elif isinstance(row, Fold):
+            base = cpp_name(instr).title().replace("_", "")
+            lines.append(f"struct {base}Map {{ template <class V> PTO_INLINE V operator()(V x) const "
+                         f"{{ return {row.map}; }} }};")
+            lines.append(f"struct {base}Combine {{ template <class V> PTO_INLINE V operator()(V a, V b) const "
+                         f"{{ return {row.combine}; }} }};")
     lines.append("}  // namespace op")
     for instr, row in sorted(CPU.items()):
         if isinstance(row, Functor):
             scratch = "_SCRATCH" if row.scratch else ""
             lines.append(f"{_MACRO[row.form]}{scratch}({cpp_name(instr)}, {row.functor})")
+        elif isinstance(row, Fold):
+            base = cpp_name(instr).title().replace("_", "")
+            lines.append(f"PTO_{row.axis.upper()}_FOLD({cpp_name(instr)}, {base}Map, {base}Combine, "
+                         f"{_double(row.init)})")
     lines.append("}  // namespace pto")
     text = "\n".join(lines) + "\n"
     _CACHE.clear()
@@ -161,4 +195,4 @@ def instruction_source() -> str:
     return text
 
 
-__all__ = ["CPU", "Form", "Functor", "Library", "Lowering", "cpp_name", "instruction_source", "lowering", "register"]
+__all__ = ["CPU", "Fold", "Form", "Functor", "Library", "Lowering", "cpp_name", "instruction_source", "lowering", "register"]

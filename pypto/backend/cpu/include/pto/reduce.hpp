@@ -245,6 +245,37 @@ PTO_REDUCE(TCOLMAX, Max, col_reduce)
 PTO_REDUCE(TCOLMIN, Min, col_reduce)
 #undef PTO_REDUCE
 
+// ---- folds (reductions of extension ops) ------------------------------------------------------------
+// dst[i,0] = combine(...combine(combine(init, map(src[i,0])), map(src[i,1]))..., map(src[i,vc-1])), in
+// the compute type (fp32 for fp16 / bf16), element by element in order; the same along columns.
+namespace detail {
+template <class D, class S, class Map, class Combine>
+PTO_INLINE void row_fold(D& dst, const S& src, double init, Map map, Combine combine) {
+  using CT = compute_t<typename S::value_type>;
+  for (int r = 0; r < dst.vr; ++r) {
+    CT acc = scalar_to<CT>(init);
+    for (int c = 0; c < src.vc; ++c) acc = combine(acc, map(to_compute(src.at(r, c))));
+    dst.at(r, 0) = from_compute<typename D::value_type>(acc);
+  }
+}
+template <class D, class S, class Map, class Combine>
+PTO_INLINE void col_fold(D& dst, const S& src, double init, Map map, Combine combine) {
+  using CT = compute_t<typename S::value_type>;
+  for (int c = 0; c < dst.vc; ++c) {
+    CT acc = scalar_to<CT>(init);
+    for (int r = 0; r < src.vr; ++r) acc = combine(acc, map(to_compute(src.at(r, c))));
+    dst.at(0, c) = from_compute<typename D::value_type>(acc);
+  }
+}
+}  // namespace detail
+#define PTO_FOLD(NAME, IMPL, MAP, COMBINE, INIT)                                                               \
+  template <class D, class S> PTO_INLINE void NAME(D& dst, const S& src) {                                    \
+    detail::IMPL(dst, src, INIT, op::MAP{}, op::COMBINE{});                                                    \
+  }                                                                                                            \
+  template <class D, class S, class Tmp> PTO_INLINE void NAME(D& dst, const S& src, Tmp&) { NAME(dst, src); }
+#define PTO_ROW_FOLD(NAME, MAP, COMBINE, INIT) PTO_FOLD(NAME, row_fold, MAP, COMBINE, INIT)
+#define PTO_COL_FOLD(NAME, MAP, COMBINE, INIT) PTO_FOLD(NAME, col_fold, MAP, COMBINE, INIT)
+
 // ---- broadcasts ---------------------------------------------------------------------------------------
 // TROWEXPAND(dst, src): dst[i,j] = src[i,0];  TCOLEXPAND(dst, src): dst[i,j] = src[0,j]
 template <class D, class S> PTO_INLINE void TROWEXPAND(D& dst, const S& src) { vmap(dst, op::Identity{}, ColBcast(src)); }
