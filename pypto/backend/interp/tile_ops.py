@@ -306,6 +306,26 @@ HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
 }
 
 
+# instructions the kernel executor runs itself (interp/kernel.py: DDR windows, flags, element reads)
+KERNEL_LEVEL = frozenset({"tload", "tstore", "tgetval", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx"})
+_SLICED_LIKE_ELEMENTWISE = frozenset({ShapeClass.ELEMENTWISE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND})
+
+
+def rule_of(short: str) -> str | None:
+    """How the interpreter runs instruction `short` (None: it cannot): the kernel executor, a
+    special handler, or the registry reference with operands cut by the op's shape class."""
+    if short in KERNEL_LEVEL:
+        return "kernel"
+    if short in HANDLERS:
+        return "handler"
+    od = opdef(short)
+    if od is None or od.reference is None:
+        return None
+    if short in _BY_INSTRUCTION or od.shape_class in _BY_SHAPE or od.shape_class in _SLICED_LIKE_ELEMENTWISE:
+        return "reference"
+    return None
+
+
 def execute(op: Op, short: str, ins: list, dst: Tile) -> None:
     handler = HANDLERS.get(short)
     if handler is not None:
@@ -314,4 +334,4 @@ def execute(op: Op, short: str, ins: list, dst: Tile) -> None:
         generic(op, short, ins, dst)
 
 
-__all__ = ["execute", "opdef", "scratch_indices", "shape_class", "tile_index"]
+__all__ = ["KERNEL_LEVEL", "execute", "opdef", "rule_of", "scratch_indices", "shape_class", "tile_index"]
