@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pypto.backend.target import BackendType, target_for
 from pypto.ir.function import Function, Program
 from pypto.ir.printer import python_print
 from pypto.passes.base import PassContext
 from pypto.passes.pass_manager import OptimizationStrategy, PassManager, VerificationLevel
 from pypto.support.files import safe_stem
+from pypto.target import BackendType, target_for
 
 _COUNTER = itertools.count()
 
