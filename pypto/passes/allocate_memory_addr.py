@@ -22,12 +22,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pypto.backend.target import Target
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import MemRef, Var, make_memref
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 from pypto.ir.stmt import seq, stmt_list
+from pypto.target import Target
 
 from .base import IRProperty, Pass, PassContext, PassError
 from .liveness import MemRefRewriter, alloc_stmt, is_alloc, linear_lifetimes

@@ -60,7 +60,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pypto.backend.target import Target
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import MemRef, Var
 from pypto.ir.function import Function, Program
@@ -80,6 +79,7 @@ from pypto.ir.stmt import (
     stmt_list,
 )
 from pypto.ir.types import TileType
+from pypto.target import Target
 
 from .liveness import LinearLifetimes, is_alloc, linear_lifetimes
 

@@ -8,7 +8,6 @@ import os
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b, cpu
 from pypto.ir.expr import Call, MemRef, Var
 from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
 from pypto.ir.types import TileType
@@ -17,6 +16,7 @@ from pypto.passes.base import PassContext
 from pypto.passes.init_memref import InitMemRef
 from pypto.passes.ir_utils import walk_stmts
 from pypto.passes.memory_reuse import MemoryReuse
+from pypto.target import ascend910b, cpu
 from tests.helpers import roundtrip
 
 

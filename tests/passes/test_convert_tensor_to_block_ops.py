@@ -6,7 +6,6 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b
 from pypto.ir.expr import Call, DynVar, GlobalVar
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType
 from pypto.ops.registry import OPS
@@ -16,6 +15,7 @@ from pypto.passes.inline_functions import InlineFunctions
 from pypto.passes.ir_utils import Evaluator
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopes
 from pypto.passes.scope_tensor_ops import ScopeTensorOps
+from pypto.target import ascend910b
 from tests.helpers import roundtrip
 
 CTX = PassContext(target=ascend910b())  # fixed Vec capacity (192 KiB): tiling decisions do not depend on the host

@@ -7,7 +7,6 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b
 from pypto.ir.expr import Call, MemRef
 from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
 from pypto.passes.base import PassContext
@@ -15,6 +14,7 @@ from pypto.passes.init_memref import InitMemRef
 from pypto.passes.ir_utils import walk_stmts
 from pypto.passes.liveness import analyze
 from pypto.passes.memory_reuse import MemoryReuse
+from pypto.target import ascend910b
 from tests.helpers import roundtrip
 
 

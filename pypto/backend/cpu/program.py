@@ -11,13 +11,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pypto.pto.analysis import ReturnSlot
 from pypto.pto.model import Func, Module
 from pypto.runtime.abi import include_dir as runtime_include_dir
 from pypto.support.native_build import BuildResult, build_and_load
 
 from .emit_common import AssemblyError
 from .emit_kernel import KernelEmitter, SpaceLayout
-from .emit_orchestration import OrchestrationEmitter, ReturnSlot, static_param_shapes
+from .emit_orchestration import OrchestrationEmitter, static_param_shapes
 from .lowering import instruction_source
 
 HERE = Path(__file__).resolve().parent

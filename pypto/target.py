@@ -1,6 +1,8 @@
 """Targets are data: memory spaces with capacities and alignment, cores, pipes, data paths.
 
-Passes read a `Target`; none hard-codes a size. `BackendType` picks the machine model planned for
+Passes read a `Target`; none hard-codes a size. This module is pure data and sits below the passes
+in the layering (it reads only `pypto.ir.dtype`, `pypto.ir.enums` and `pypto.config`), so passes,
+codegen and the backends all import it. `BackendType` picks the machine model planned for
 and the code path; every value compiles and runs on the CPU:
 
 | BackendType | plans for | code path |

@@ -32,7 +32,7 @@ _SUFFIXES = (".py", ".hpp", ".h", ".cpp")
 
 @functools.lru_cache(maxsize=1)
 def compiler_fingerprint() -> str:
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the whole `pypto` package
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -60,7 +60,7 @@ def _entry_dir(key: str) -> Path:
     return Path(config.cache_dir) / "compiled" / key[:2] / key
 
 
-@dataclass
+@dataclass(frozen=True)
 class Hit:
     entry: str
     native: Any  # an object with `.handle` (pypto.runtime.ProgramHandle), or None

@@ -127,6 +127,19 @@ def _refuse_foreign(out: Path) -> None:
             f"(nothing was changed)")
 
 
+@contextlib.contextmanager
+def staging(out: Path, program: str) -> Iterator[Path]:
+    """Claim `out` and give the body a private staging directory in it; publish the staged files
+    when the body succeeds, and remove the staging directory in any case."""
+    claim(out, program)
+    staged = stage(out)
+    try:
+        yield staged
+        publish(out, staged, program)
+    finally:
+        discard(staged)
+
+
 def stage(out: Path) -> Path:
     """A private directory inside `out` for one compile to write into."""
     try:
@@ -205,4 +218,4 @@ def _sweep_stale_stages(out: Path, min_age_s: float = 3600.0) -> None:
             continue
 
 
-__all__ = ["MANIFEST", "OutputDirError", "claim", "discard", "publish", "record", "stage"]
+__all__ = ["MANIFEST", "OutputDirError", "claim", "discard", "publish", "record", "stage", "staging"]
