@@ -44,13 +44,13 @@ def compiler_fingerprint() -> str:
     return h.hexdigest()
 
 
-def cache_key(program_text: str, strategy: str, backend: str) -> str:
+def cache_key(program_text: str, strategy: str, backend: str, target: str = "") -> str:
     from pypto.ops.registry import extension_fingerprint
     from pypto.support.native_build import toolchain_fingerprint
 
     h = hashlib.sha256()
     for part in ("pypto-compile-v2", compiler_fingerprint(), toolchain_fingerprint(), extension_fingerprint(),
-                 strategy, backend, program_text):
+                 strategy, backend, target, program_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

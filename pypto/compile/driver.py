@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pypto.passes.base import Pass
 from pypto.passes.pass_manager import OptimizationStrategy, VerificationLevel
-from pypto.target import BackendType
+from pypto.target import BackendType, Target
 
 from .program import CompiledProgram
 from .request import Request, make_request
@@ -24,9 +26,15 @@ from .stages import Built, Written, build, generate, lower, report, write
 def compile(program: Any, output_dir: str | os.PathLike | None = None,  # noqa: A001
             strategy: OptimizationStrategy | str = OptimizationStrategy.Default, dump_passes: bool = False,
             backend_type: BackendType | str = BackendType.PTO, skip_ptoas: bool = False,
-            verification_level: VerificationLevel | str | None = None, **options: Any) -> CompiledProgram:
+            verification_level: VerificationLevel | str | None = None, *, pipeline: Sequence[Pass] | None = None,
+            target: Target | None = None, **options: Any) -> CompiledProgram:
     """Compile a `pl` program (a `Program`, or a `Function` with the functions it calls). See
     `pypto.compile` for what the output directory holds.
+
+    `pipeline` replaces the strategy's passes (start from `pypto.passes.pipeline(strategy)` and
+    insert your own; such compiles skip the compile cache). `target` replaces the backend type's
+    machine description (`pypto.target.Target`: memory spaces and capacities, cores, pipes): the
+    compiler plans for it, and the program still runs on the CPU. See docs/extending.md.
 
     A compile whose program text and options were compiled before (by this or another process) is
     served from the compile cache (`pypto.config.compile_cache`): its artifacts are copied into the
@@ -39,7 +47,7 @@ def compile(program: Any, output_dir: str | os.PathLike | None = None,  # noqa: 
     from .output import OutputDirError, staging
 
     req = make_request(program, output_dir, strategy, dump_passes, backend_type, skip_ptoas, verification_level,
-                       options)
+                       options, pipeline=pipeline, target=target)
     try:
         with staging(req.out, req.name) as staged:
             return _compile_into(req, staged)
@@ -71,11 +79,11 @@ def _cache_key(req: Request) -> str | None:
     from pypto.config import config
     from pypto.ir.printer import python_print
 
-    if not config.compile_cache or req.dump_passes:
-        return None
+    if not config.compile_cache or req.dump_passes or req.pipeline is not None:
+        return None  # (a custom pipeline's passes are Python code the key cannot cover)
     from .cache import cache_key
 
-    return cache_key(python_print(req.program), req.strategy.name, req.backend_type.name)
+    return cache_key(python_print(req.program), req.strategy.name, req.backend_type.name, repr(req.target))
 
 
 def _restore(req: Request, key: str, staged: Path) -> CompiledProgram | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.ir.function import Function, Program
+from pypto.passes.base import Pass
 from pypto.passes.pass_manager import OptimizationStrategy, VerificationLevel
 from pypto.target import BackendType, Target, target_for
 
@@ -31,6 +32,7 @@ class Request:
     dump_passes: bool
     skip_ptoas: bool  # stop after the PTO text: no C++, no native library (built on the first call)
     started: float  # time.perf_counter() when ir.compile was called
+    pipeline: tuple[Pass, ...] | None = None  # the passes to run instead of the strategy's
 
     @property
     def name(self) -> str:
@@ -39,7 +41,7 @@ class Request:
 
 def make_request(program: Program | Function, output_dir: str | os.PathLike | None, strategy: Any,
                  dump_passes: bool, backend_type: Any, skip_ptoas: bool, verification_level: Any,
-                 options: dict[str, Any]) -> Request:
+                 options: dict[str, Any], *, pipeline: Any = None, target: Any = None) -> Request:
     """Check `ir.compile`'s arguments (TypeError / ValueError / CompileError saying what is wrong)."""
     started = time.perf_counter()
     if options:
@@ -52,7 +54,23 @@ def make_request(program: Program | Function, output_dir: str | os.PathLike | No
     if output_dir is not None and not isinstance(output_dir, (str, os.PathLike)):
         raise TypeError(f"output_dir must be a path (str or os.PathLike), got {type(output_dir).__name__}")
     out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
-    return Request(prog, out, strategy, backend, target_for(backend), level, dump_passes, skip_ptoas, started)
+    if target is not None and not isinstance(target, Target):
+        raise TypeError(f"target must be a pypto.target.Target, got {type(target).__name__}")
+    return Request(prog, out, strategy, backend, target or target_for(backend), level, dump_passes, skip_ptoas,
+                   started, _parse_pipeline(pipeline))
+
+
+def _parse_pipeline(passes: Any) -> tuple[Pass, ...] | None:
+    if passes is None:
+        return None
+    if isinstance(passes, (str, bytes)) or not hasattr(passes, "__iter__"):
+        raise TypeError(f"pipeline must be a list of passes, got {type(passes).__name__}")
+    out = tuple(passes)
+    for i, p in enumerate(out):
+        if not isinstance(p, Pass):
+            raise TypeError(f"pipeline[{i}] is {type(p).__name__}, not a pypto.passes Pass (subclass Pass and "
+                            f"implement run(program, ctx))")
+    return out
 
 
 def _default_dir(name: str) -> Path:

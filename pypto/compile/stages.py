@@ -89,7 +89,10 @@ def lower(req: Request, staged: Path) -> Lowered:
 
     t0 = time.perf_counter()
     ctx = PassContext(target=req.target, backend_type=req.backend_type, output_dir=staged)
-    pm = PassManager.get_strategy(req.strategy, verification_level=req.level, reparse=pl_parse)
+    if req.pipeline is not None:
+        pm = PassManager(list(req.pipeline), req.strategy, verification_level=req.level, reparse=pl_parse)
+    else:
+        pm = PassManager.get_strategy(req.strategy, verification_level=req.level, reparse=pl_parse)
     program = pm.run_passes(req.program, dump_ir=req.dump_passes, output_dir=staged, ctx=ctx)
     return Lowered(program, tuple(pm.records), time.perf_counter() - t0)
 
