@@ -104,11 +104,9 @@ from pypto.ir.stmt import (
     WhileStmt,
 )
 from pypto.ir.visitor import rebuild
+from pypto.ir.walk import body_stmts, make_body, make_else
 
-from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import body_stmts, make_body, make_else
-from .loop_bounds import range_len
-from .pipes import (
+from .analysis.pipes import (
     _NO_INSTRUCTION,
     Buffer,
     Instruction,
@@ -117,6 +115,8 @@ from .pipes import (
     call_instruction,
     tensor_roots,
 )
+from .base import FunctionPass, IRProperty, PassContext, PassError
+from .loop_bounds import range_len
 
 Path = tuple  # (i0, key1, i1, key2, i2, ...): statement index, branch key ("body"/"then"/"else"), ...
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pypto.ir.enums import MemorySpace, PipeType
 from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, MemRef, Op, TupleGetItem, Var
 from pypto.ir.function import Function
+from pypto.ir.names import NameGen
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -52,8 +53,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, rebuild
-
-from .ir_utils import NameGen, body_stmts
+from pypto.ir.walk import body_stmts
 
 # pipes that run instructions (ALL is only a barrier target)
 PIPES: tuple[PipeType, ...] = (PipeType.MTE1, PipeType.MTE2, PipeType.MTE3, PipeType.M, PipeType.V,
