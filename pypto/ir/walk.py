@@ -3,7 +3,8 @@ and the analyses share.
 
 Statement bodies built by passes should go through `make_body` (flat, one statement unwrapped,
 like the parser builds them) and `make_else` (an empty else is `None`), so that pass outputs are
-structurally equal to the same program written in `pl`.
+structurally equal to the same program written in `pl`. (`stmt.seq` / `stmt.stmt_list`, the node
+level's own constructor and accessor, look one level deep; the functions here flatten any depth.)
 
 Expression-level walks (`IRVisitor`, `IRMutator`) are in `visitor.py`; `expr_nodes` and
 `type_vars` here are the flat, allocation-light walks rules run over every expression.

@@ -94,7 +94,7 @@ from .base import FunctionPass, IRProperty, PassContext, PassError
 from .loop_bounds import range_len
 from .sync.dataflow import _Walk
 from .sync.emit import InsertedSync, _assign_events, _emit
-from .sync.model import Path, _If, _Ins, _InsInfo, _Loop, _Node, _Placement, _Position, _Scope
+from .sync.model import Path, _If, _Ins, _InsInfo, _Loop, _Node, _Placement, _Scope
 from .sync.plan import _BAR, _WAIT, _Plan, _Sync
 
 NUM_EVENTS = 8  # event ids per (set pipe, wait pipe)
@@ -159,9 +159,8 @@ class _Kernel:
         self.roots = tensor_roots(fn)
         self.has_syncs = False
         self.stmts: dict[Path, Stmt] = {}  # instructions and the compound statements holding some
-        self.pre: dict[Path, int] = {}
-        self.post: dict[Path, int] = {}
-        self.where: dict[int, _Position] = {}
+        self.pre: dict[Path, int] = {}  # statement -> the position right before it
+        self.post: dict[Path, int] = {}  # statement -> the position right after it
         self.npos = 0
         self.paths: list[Path] = []  # instruction number -> its path
         self.instrs: list[Instruction] = []
@@ -244,8 +243,6 @@ class _Kernel:
             self.stmts[p] = s
             self.pre[p] = pre
             self.post[p] = self.npos
-            self.where[pre] = _Position(False, p)
-            self.where[self.npos] = _Position(True, p)
             self.npos += 1
             self.nodes += 1
             nodes.append(node)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..base import PassError
 from .model import Path, _If, _Ins, _Loop, _Node
-from .plan import _SET, _WAIT, _Placed, _Plan, _Sync, _SyncKey
+from .plan import _SET, _WAIT, _Plan, _Sync, _SyncOp
 
 if TYPE_CHECKING:
     from ..insert_sync import _Kernel
@@ -48,14 +48,6 @@ def _bits(x: int):
         low = x & -x
         yield low.bit_length() - 1
         x ^= low
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """At a post position in decide mode: how many instructions had issued (a stamp) and `done` there."""
-
-    stamp: int
-    done: list[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +121,8 @@ class _Walk:
         # decide mode
         self.log: list[int] = []  # instructions in order of issue (a stamp is an index here)
         self.stamp = [0] * k.n if self.decide else []
-        self.after: dict[int, _Snapshot] = {}  # post position -> the stamp and done there
+        self.after_done: dict[int, list[int]] = {}  # post position -> `done` there at its latest visit
+        self.after_stamp: dict[int, int] = {}  # post position -> how many instructions had issued then
         self.entry_done: dict[Path, list[int]] = {}  # loop -> done at its latest entry
         self.keep = k.all  # conflicts resolved now (the others wait for the loop's second pass)
         self.deferred = 0
@@ -189,7 +182,8 @@ class _Walk:
                 if ops:
                     self.apply(ops, st)
             if decide:  # (done lists are never changed once a state holds them: no copy)
-                self.after[node.post] = _Snapshot(len(self.log), st.done)
+                self.after_done[node.post] = st.done
+                self.after_stamp[node.post] = len(self.log)
         return st
 
     def loop(self, node: _Loop, st: _St) -> _St:
@@ -230,9 +224,10 @@ class _Walk:
 
     # ---- transfer functions ------------------------------------------------------------------
 
-    def apply(self, ops: list[_Placed], st: _St) -> None:
+    def apply(self, ops: list[_SyncOp], st: _St) -> None:
         for op in ops:
-            i, kind, s = op.idx, op.kind, op.sync
+            s, kind = op.sync, op.kind
+            i = s.idx
             if kind == _SET:  # orders what is done on its pipe before the wait
                 c = st.done[s.sp]
                 f = st.flags
@@ -311,11 +306,12 @@ class _Walk:
             p = k.ipipe[y]
             place = k.place(y, b)
             a_stmt, b_stmt, loop = place.set_after, place.wait_before, place.loop
-            got = by_key.get(_SyncKey(p, d, b_stmt, a_stmt, loop, False))
+            got = by_key.get((p, d, b_stmt, a_stmt, loop, False))  # a `_Sync.key`
             cov = 0
-            snap = self.after.get(k.post[a_stmt]) if got is None or got.round == self.round else None
-            if snap is not None:  # the set after A covers what was done on P there, not issued since
-                t, dn = snap.stamp, snap.done
+            a_post = k.post[a_stmt]
+            dn = self.after_done.get(a_post) if got is None or got.round == self.round else None
+            if dn is not None:  # the set after A covers what was done on P there, not issued since
+                t = self.after_stamp[a_post]
                 cov = pend & dn[p]
                 if loop is not None:  # (and, in the first iteration, what the set before L covers)
                     cov &= self.entry_done.get(loop, dn)[p]

@@ -117,14 +117,19 @@ def _emit(k: _Kernel, plan: _Plan, report: bool = True) -> tuple[Function, list[
     pre: dict[Path, list[Stmt]] = {}
     post: dict[Path, list[Stmt]] = {}
     templates: dict[tuple, Call] = {}
-    where, stmts, at = k.where, k.stmts, plan.at
+    stmts, at = k.stmts, plan.at
+    before_stmt = {pos: p for p, pos in k.pre.items()}  # position -> the statement it is right before
+    after_stmt = {pos: p for p, pos in k.post.items()}  # ... or right after
     for pos in sorted(at):
-        place = where[pos]
-        after, p = place.after, place.path
+        p = before_stmt.get(pos)
+        after = p is None
+        if after:
+            p = after_stmt[pos]
         span = stmts[p].span
         out = []
         for op in at[pos]:
-            idx, kind, s = op.idx, op.kind, op.sync
+            s, kind = op.sync, op.kind
+            idx = s.idx
             key = (kind, s.sp, s.wp, s.event_id)
             tmpl = templates.get(key)
             if tmpl is None:

@@ -77,12 +77,4 @@ class _Placement:
     loop: Path | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Position:
-    """What a position id stands for: right after (`after`) or right before statement `path`."""
-
-    after: bool
-    path: Path
-
-
 __all__: list[str] = []

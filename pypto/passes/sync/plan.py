@@ -23,35 +23,14 @@ if TYPE_CHECKING:
 _SET, _WAIT, _BAR = 0, 1, 2
 
 
-@dataclass(frozen=True, slots=True)
-class _SyncKey:
-    """What makes two decisions the same sync (`_Plan.by_key`)."""
-
-    sp: int
-    wp: int
-    wait_at: Path
-    set_at: Path | None
-    loop: Path | None
-    at_post: bool
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _SyncOp:
-    """One statement a sync emits: at position `pos`, `order`-th among the kinds of statements there
-    (a set made right before its wait, then waits, barriers, sets after the statement), of `kind`."""
+    """One statement sync `sync` emits: at position `pos`, `order`-th among the kinds of statements
+    there (a set made right before its wait, then waits, barriers, sets after the statement), of
+    `kind`. `_Plan.at` lists the operations at each position sorted by (order, sync.idx)."""
 
     pos: int
     order: int
-    kind: int
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Placed:
-    """An operation of sync `sync` (its `idx`) at a position, as `_Plan.at` lists them: sorted by
-    (order, idx)."""
-
-    order: int
-    idx: int
     kind: int
     sync: _Sync
 
@@ -74,20 +53,27 @@ class _Sync:
     round: int = 0
     event_id: int | None = None
     triggers: set[tuple[int, int]] = field(default_factory=set)  # (producer, consumer) it was decided for
+    _ops: list[_SyncOp] | None = field(default=None, repr=False)  # `ops()`, made once
 
     @property
-    def key(self) -> _SyncKey:
-        return _SyncKey(self.sp, self.wp, self.wait_at, self.set_at, self.loop, self.at_post)
+    def key(self) -> tuple:
+        """(sp, wp, wait_at, set_at, loop, at_post): what makes two decisions the same sync, the key
+        of `_Plan.by_key` (a plain tuple: one is built and looked up for every conflict resolved)."""
+        return (self.sp, self.wp, self.wait_at, self.set_at, self.loop, self.at_post)
 
     def ops(self, k: _Kernel) -> list[_SyncOp]:
-        """The statements this sync emits."""
-        if self.sp < 0:
-            return [_SyncOp((k.post if self.at_post else k.pre)[self.wait_at], 2, _BAR)]
-        out = [_SyncOp(k.pre[self.wait_at], 1, _WAIT)]
-        out.append(_SyncOp(k.post[self.set_at], 3, _SET) if self.set_at is not None
-                   else _SyncOp(k.pre[self.wait_at], 0, _SET))
-        if self.loop is not None:
-            out += [_SyncOp(k.pre[self.loop], 3, _SET), _SyncOp(k.post[self.loop], 1, _WAIT)]
+        """The statements this sync emits (in kernel `k`, the only one it belongs to)."""
+        out = self._ops
+        if out is None:
+            if self.sp < 0:
+                out = [_SyncOp((k.post if self.at_post else k.pre)[self.wait_at], 2, _BAR, self)]
+            else:
+                out = [_SyncOp(k.pre[self.wait_at], 1, _WAIT, self)]
+                out.append(_SyncOp(k.post[self.set_at], 3, _SET, self) if self.set_at is not None
+                           else _SyncOp(k.pre[self.wait_at], 0, _SET, self))
+                if self.loop is not None:
+                    out += [_SyncOp(k.pre[self.loop], 3, _SET, self), _SyncOp(k.post[self.loop], 1, _WAIT, self)]
+            self._ops = out
         return out
 
 
@@ -97,8 +83,8 @@ class _Plan:
     def __init__(self, k: _Kernel, syncs: list[_Sync] = (), at: dict | None = None) -> None:  # type: ignore[assignment]
         self.k = k
         self.syncs: list[_Sync] = []
-        self.by_key: dict[_SyncKey, _Sync] = {}
-        self.at: dict[int, list[_Placed]] = {}
+        self.by_key: dict[tuple, _Sync] = {}  # `_Sync.key` -> the sync
+        self.at: dict[int, list[_SyncOp]] = {}
         self.next_idx = 0
         if at is None:
             for s in syncs:
@@ -116,20 +102,19 @@ class _Plan:
             self.k.flag_wp[s.idx] = s.wp
         at = self.at
         for op in s.ops(self.k):
-            placed = _Placed(op.order, s.idx, op.kind, s)
             lst = at.get(op.pos)
             if lst is None:
-                at[op.pos] = [placed]
+                at[op.pos] = [op]
             else:
                 j = len(lst)
-                while j and (lst[j - 1].order, lst[j - 1].idx) > (op.order, s.idx):
+                while j and (lst[j - 1].order, lst[j - 1].sync.idx) > (op.order, s.idx):
                     j -= 1
-                lst.insert(j, placed)
+                lst.insert(j, op)
 
     def add(self, sp: int, wp: int, wait_at: Path, set_at: Path | None, loop: Path | None,
             rnd: int) -> tuple[_Sync, bool]:
         """The flag sp -> wp (sp -1: a barrier on wp, -1 for all pipes) at these statements, new or not."""
-        got = self.by_key.get(_SyncKey(sp, wp, wait_at, set_at, loop, False))
+        got = self.by_key.get((sp, wp, wait_at, set_at, loop, False))
         if got is not None:
             return got, False
         pipes = self.k.pipes
