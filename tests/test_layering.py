@@ -25,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.runtime": {"pypto.runtime"} | BASE,
     "pypto.backend": {"pypto.backend", "pypto.pto", "pypto.ops", "pypto.ir.dtype", "pypto.ir.enums",
                       "pypto.runtime", "pypto.target"} | BASE,
+    # analyses compute facts about a program; passes and codegen read them, they read no pass
+    "pypto.passes.analysis": {"pypto.ir", "pypto.ops", "pypto.target", "pypto.passes.analysis"} | BASE,
     "pypto.passes": {"pypto.ir", "pypto.ops", "pypto.passes", "pypto.target"} | BASE,
     "pypto.codegen": {"pypto.ir", "pypto.ops", "pypto.codegen", "pypto.pto", "pypto.target",
                       "pypto.passes.analysis"} | BASE,
@@ -112,3 +114,12 @@ def test_checker_sees_a_violation(tmp_path):
     imports = _imports(fake, "pypto.ir.probe")
     assert [t for t, _ in imports] == ["pypto.passes", "pypto.passes"]
     assert not any(_allowed("pypto.ir", t) for t, _ in imports)
+
+
+def test_analyses_do_not_import_passes():
+    assert _package_of("pypto.passes.analysis.pipes") == "pypto.passes.analysis"
+    assert not _allowed("pypto.passes.analysis", "pypto.passes.base")
+    assert _allowed("pypto.passes.analysis", "pypto.ops.registry")
+    assert _allowed("pypto.passes", "pypto.passes.analysis.tile_liveness")
+    assert _allowed("pypto.codegen", "pypto.passes.analysis.pipes")
+    assert not _allowed("pypto.codegen", "pypto.passes.base")

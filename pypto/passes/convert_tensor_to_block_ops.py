@@ -52,11 +52,11 @@ from pypto.ir.stmt import (
 from pypto.ir.structural import structural_equal
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, rebuild
+from pypto.ir.walk import make_body, make_else
 from pypto.ops.registry import Level, OpDef
 
 from .base import IRProperty, Pass, PassContext, PassError
 from .full_reductions import lower_full_reductions
-from .ir_utils import make_body, make_else
 from .outline_utils import bind_value_calls, block_of, flatten_items, is_kernel, rewrite_kernel_calls
 from .tiling import DYNAMIC_HINT, TileVal, Window, add_index, build_tiled_body, lower, plan_tiling, zeros
 

@@ -18,10 +18,9 @@ from pypto.ir.expr import Call, ConstInt, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.node import replace
 from pypto.ir.op import create_op_call
+from pypto.ir.rewrite import StmtRewriter
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType
-
-from .ir_utils import StmtRewriter
 
 _FULL = frozenset({"block.sum", "block.max", "block.min"})
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import Call, IterArg, MemRef, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.names import LazyNames
 from pypto.ir.op import create_op_call
 from pypto.ir.span import Span
 from pypto.ir.stmt import (
@@ -49,20 +50,13 @@ from pypto.ir.stmt import (
     stmt_list,
 )
 from pypto.ir.types import TileType
+from pypto.ir.variables import is_tile_var
 from pypto.ir.visitor import IRMutator, rebuild, retype
 
+from .analysis.buffer_sharing import hard_share_source
+from .analysis.tile_liveness import Liveness, analyze
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import LazyNames
-from .liveness import (
-    Liveness,
-    alloc_stmt,
-    analyze,
-    fresh_memref,
-    hard_share_source,
-    is_tile_var,
-    retype_call,
-    split_allocs,
-)
+from .memrefs import alloc_stmt, fresh_memref, retype_call, split_allocs
 
 _MAX_ROUNDS = 16
 

@@ -25,12 +25,13 @@ from pypto.ir.expr import Call, ConstInt, DynVar, Expr, GlobalVar, MakeTuple, Tu
 from pypto.ir.function import Function, Program
 from pypto.ir.node import replace
 from pypto.ir.op import create_op_call
+from pypto.ir.rewrite import clone_fresh, substitute
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, seq, stmt_list
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
+from pypto.ir.walk import walk_stmts
 
 from .base import IRProperty, Pass, PassContext, PassError
-from .ir_utils import clone_fresh, substitute, walk_stmts
 from .outline_utils import (
     callees,
     defined_vars,

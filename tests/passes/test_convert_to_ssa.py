@@ -12,14 +12,15 @@ from hypothesis import strategies as st
 import pypto.language as pl
 from pypto import ir
 from pypto.ir.dtype import DataType
+from pypto.ir.evaluate import EvalError, evaluate
 from pypto.ir.expr import Add, ConstInt, Lt, Max, Min, Mul, Sub, Var, scalar_type
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, WhileStmt
 from pypto.ir.verifier import DEFAULT_RULES, verify
+from pypto.ir.walk import make_body, make_else
 from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform
 from pypto.passes.flatten_call_expr import FlattenCallExpr
-from pypto.passes.ir_utils import EvalError, evaluate, make_body, make_else
 from tests.helpers import roundtrip
 from tests.language.test_roundtrip_property import programs as ssa_programs
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pypto.ir.enums import MemorySpace, PipeType
 from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, MemRef, Op, TupleGetItem, Var
 from pypto.ir.function import Function
+from pypto.ir.names import NameGen
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -52,8 +53,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, rebuild
-
-from .ir_utils import NameGen, body_stmts
+from pypto.ir.walk import body_stmts, split_yield
 
 # pipes that run instructions (ALL is only a barrier target)
 PIPES: tuple[PipeType, ...] = (PipeType.MTE1, PipeType.MTE2, PipeType.MTE3, PipeType.M, PipeType.V,
@@ -502,7 +502,7 @@ def _roots_block(body: Stmt | None, roots: dict[Var, Var | None]) -> None:
                 roots[s.iter_args[i]] = _root(s.iter_args[i].init_value, roots)
             for _ in range(2):  # a second round when a yield brings back another tensor (-> unknown)
                 _roots_block(s.body, roots)
-                y = _trailing_yield(s.body)
+                y = split_yield(s.body)[1]
                 changed = False
                 for i in slots:
                     ia = s.iter_args[i]
@@ -518,18 +518,13 @@ def _roots_block(body: Stmt | None, roots: dict[Var, Var | None]) -> None:
         elif isinstance(s, IfStmt):
             _roots_block(s.then_body, roots)
             _roots_block(s.else_body, roots)
-            ys = [_trailing_yield(b) for b in (s.then_body, s.else_body)]
+            ys = [split_yield(b)[1] for b in (s.then_body, s.else_body)]
             for i, rv in enumerate(s.return_vars):
                 if _is_tensor(rv):
                     got = [_root(y.values[i], roots) for y in ys if y is not None and i < len(y.values)]
                     roots[rv] = got[0] if got and all(g is got[0] for g in got) else None
         elif isinstance(s, ScopeStmt):
             _roots_block(s.body, roots)
-
-
-def _trailing_yield(body: Stmt | None) -> YieldStmt | None:
-    stmts = body_stmts(body)
-    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
 
 
 __all__ = ["PIPES", "Buffer", "Instruction", "Resource", "TensorRegion", "accesses", "bind_instructions",
