@@ -27,6 +27,7 @@ from pypto.ir.types import TensorType, TileType, Type, is_constant_type
 from pypto.ir.variables import assigned_vars, expr_vars
 from pypto.ir.visitor import IRMutator
 from pypto.ir.walk import body_stmts, flatten_stmts, make_body, split_yield, walk_stmts
+from pypto.ops.registry import block_ops, tensor_ops
 
 from .analysis.var_liveness import Liveness
 from .base import FunctionPass, IRProperty, PassContext, PassError
@@ -106,10 +107,10 @@ def placeholder(v: Var, span: Span) -> Expr:
     if z is not None:
         return z
     if isinstance(t, TensorType):
-        return create_op_call("tensor.create", [MakeTuple(t.shape, span=span)], {"dtype": t.dtype, "layout": t.layout},
+        return create_op_call(tensor_ops.create, [MakeTuple(t.shape, span=span)], {"dtype": t.dtype, "layout": t.layout},
                               span)
     if isinstance(t, TileType) and t.is_static:
-        return create_op_call("block.create_tile", [MakeTuple(t.shape, span=span)],
+        return create_op_call(block_ops.create_tile, [MakeTuple(t.shape, span=span)],
                               {"dtype": t.dtype, "target_memory": t.space}, span)
     raise PassError(f"variable '{v.name}' is assigned inside this loop and used after it, but has no value before the "
                     "loop", span, hint=f"assign '{v.name}' before the loop")

@@ -80,14 +80,15 @@ from pypto.ir.stmt import (
     WhileStmt,
 )
 from pypto.ir.walk import body_stmts
+from pypto.ops.traits import ShapeClass
 
 from .analysis.overlaps import buffer_pairs, region_pairs
 from .analysis.pipes import (
-    _NO_INSTRUCTION,
     Buffer,
     Instruction,
     bind_instructions,
     call_instruction,
+    is_sync_call,
     tensor_roots,
 )
 from .base import FunctionPass, IRProperty, PassContext, PassError
@@ -104,7 +105,6 @@ _MAX_ROUNDS = 64
 _PRUNE_VISITS = 20000
 _PRUNE_WALKS = 4
 _BARRIER_OF = {PipeType.V: PipeType.V, PipeType.M: PipeType.M}
-_SYNC_NAMES = frozenset({"system.sync_src", "system.sync_dst", "system.bar_v", "system.bar_m", "system.bar_all"})
 
 S = PipeType.S
 
@@ -196,11 +196,10 @@ class _Kernel:
                 call = s.value if isinstance(s, AssignStmt) else s.expr
                 if not isinstance(call, Call) or not isinstance(call.op, Op):
                     continue
-                name = call.op.name
-                if name in _SYNC_NAMES:
+                if is_sync_call(call):
                     self.has_syncs = True
                     continue
-                if name in _NO_INSTRUCTION:
+                if getattr(call.op, "shape_class", None) is ShapeClass.ALLOC:  # (no instruction)
                     continue
                 ins = call_instruction(s, call, self.roots)
                 if ins is None:

@@ -13,11 +13,12 @@ from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_list
 from pypto.ir.types import ShapedType, Type, constant_dims, is_constant_type
 from pypto.ir.variables import is_alloc
 from pypto.ir.visitor import IRMutator, rebuild
+from pypto.ops.registry import block_ops
 
 
 def alloc_stmt(m: MemRef, span: Span | None = None) -> AssignStmt:
     """`m = block.alloc(space, addr, size, id)`, the statement that defines a buffer."""
-    call = create_op_call("block.alloc", [], {"memory_space": m.memory_space, "addr": m.addr, "size": m.size,
+    call = create_op_call(block_ops.alloc, [], {"memory_space": m.memory_space, "addr": m.addr, "size": m.size,
                                              "id": m.id}, span or m.span)
     return AssignStmt(m, call, span=span or m.span)
 

@@ -30,6 +30,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, ScopeStmt, SeqStmts,
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
 from pypto.ir.walk import walk_stmts
+from pypto.ops.registry import tensor_ops
 
 from .base import IRProperty, Pass, PassContext, PassError
 from .outline_utils import (
@@ -183,10 +184,10 @@ def _outline(name: str, body: list[Stmt], uses: Counter, scope: ScopeStmt,
             dims = []
             for k in range(v.type.rank):
                 d = Var(f"{p.name}_valid{k}", scalar_type(DataType.INDEX), span=sp)
-                head.append(AssignStmt(d, create_op_call("tensor.dim", [p], {"axis": k}, sp), span=sp))
+                head.append(AssignStmt(d, create_op_call(tensor_ops.dim, [p], {"axis": k}, sp), span=sp))
                 dims.append(d)
             zeros = MakeTuple(tuple(ConstInt(0) for _ in dims))
-            call = create_op_call("tensor.view", [p, MakeTuple(tuple(v.type.shape)), zeros, MakeTuple(tuple(dims))], {},
+            call = create_op_call(tensor_ops.view, [p, MakeTuple(tuple(v.type.shape)), zeros, MakeTuple(tuple(dims))], {},
                                   sp)
             pv = Var(f"{p.name}_valid", call.type, span=sp)
             head.append(AssignStmt(pv, call, span=sp))

@@ -23,6 +23,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, Yiel
 from pypto.ir.types import Type, is_constant_type
 from pypto.ir.variables import defined_vars as _defined_vars
 from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.ops.registry import tensor_ops
 
 
 class _Uses(IRVisitor):
@@ -293,7 +294,7 @@ class _CallSites(IRMutator):
                     got = t.shape[axis]  # the caller's own expression of the size (bound there)
                 else:
                     got = Var(f"{getattr(src, 'name', 'arg')}_dim{axis}", ScalarType(DataType.INDEX), span=span)
-                    pre.append(AssignStmt(got, create_op_call("tensor.dim", [src], {"axis": axis}, span), span=span))
+                    pre.append(AssignStmt(got, create_op_call(tensor_ops.dim, [src], {"axis": axis}, span), span=span))
                 known[d] = got
             return got
 
@@ -307,7 +308,7 @@ class _CallSites(IRMutator):
                 else:
                     shape.append(substitute(d, {v: dim(v) for v in free_vars(EvalStmt(d)) if v in known or v in where
                                                 or isinstance(v, DynVar)}))
-            call = create_op_call("tensor.create", [MakeTuple(tuple(shape))], {"dtype": t.dtype, "layout": t.layout},
+            call = create_op_call(tensor_ops.create, [MakeTuple(tuple(shape))], {"dtype": t.dtype, "layout": t.layout},
                                   span)
             v = Var(o.name, call.type, span=span)
             pre.append(AssignStmt(v, call, span=span))

@@ -15,7 +15,7 @@ from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt
 from pypto.ir.structural import structural_equal
 from pypto.ir.types import MemRefType, ScalarType, TileType, TupleType, Type
-from pypto.ops.registry import lookup_dsl
+from pypto.ops.registry import block_ops, lookup_dsl
 
 from ..dsl import DslHelper, DslOp
 from ..errors import (
@@ -110,7 +110,7 @@ class AssignmentParser(ExprParser):
     def _alloc_call(self, m: MemRef, sp: Span) -> Expr:
         from pypto.ir.op import create_op_call
 
-        return create_op_call("block.alloc", [], {"memory_space": m.memory_space, "addr": m.addr, "size": m.size,
+        return create_op_call(block_ops.alloc, [], {"memory_space": m.memory_space, "addr": m.addr, "size": m.size,
                                                   "id": m.id}, sp)
 
     def _python_ok(self, name: str) -> bool:

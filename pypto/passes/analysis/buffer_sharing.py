@@ -15,7 +15,7 @@ from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType, Type
 from pypto.ir.variables import is_tile_var
-from pypto.ops.registry import Level, OpDef
+from pypto.ops.registry import Level, OpDef, block_ops
 
 
 def shares_input(value: object) -> Var | None:
@@ -23,7 +23,7 @@ def shares_input(value: object) -> Var | None:
     or the source of a plain tile copy `y = x`."""
     if is_tile_var(value):
         return value  # type: ignore[return-value]
-    if isinstance(value, Call) and value.op.name == "block.reshape" and value.args and is_tile_var(value.args[0]):
+    if isinstance(value, Call) and value.op is block_ops.reshape and value.args and is_tile_var(value.args[0]):
         return value.args[0]  # type: ignore[return-value]
     return None
 
@@ -50,13 +50,6 @@ def hard_share_source(s: Stmt | None, v: Var) -> Var | None:
             src = s.value.args[k]  # type: ignore[union-attr]
     return src
 
-_INPLACE_EXTRA = frozenset({
-    "block.row_expand_add", "block.row_expand_sub", "block.row_expand_mul", "block.row_expand_div",
-    "block.col_expand_add", "block.col_expand_sub", "block.col_expand_mul", "block.col_expand_div",
-    "block.fillpad",
-})
-
-
 def inplace_safe(value: Expr, operand: Var, result_type: Type) -> bool:
     """True when `value` may write its result into the buffer of `operand` (which dies there)."""
     if not isinstance(value, Call) or not isinstance(value.op, OpDef):
@@ -64,7 +57,7 @@ def inplace_safe(value: Expr, operand: Var, result_type: Type) -> bool:
     op = value.op
     if op.level is not Level.BLOCK:
         return False
-    if not (getattr(op.infer, "__module__", "").endswith(".elementwise") or op.name in _INPLACE_EXTRA):
+    if not op.traits.inplace_safe:
         return False
     names = [p.name for p in op.operands]
     where = [i for i, a in enumerate(value.args) if a is operand]

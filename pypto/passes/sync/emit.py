@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 from pypto.ir.enums import PipeType
 from pypto.ir.expr import Call
 from pypto.ir.function import Function
-from pypto.ir.op import create_op_call, get_op
+from pypto.ir.op import create_op_call
 from pypto.ir.stmt import EvalStmt, IfStmt, Stmt
 from pypto.ir.visitor import rebuild
 from pypto.ir.walk import body_stmts, make_body, make_else
+from pypto.ops.registry import system_ops
 
 from .model import Path
 from .plan import _BAR, _SET, _WAIT, _Plan, _Sync
@@ -27,7 +28,7 @@ from .plan import _BAR, _SET, _WAIT, _Plan, _Sync
 if TYPE_CHECKING:
     from ..insert_sync import _Kernel
 
-_BARRIER_OP = {PipeType.V: "system.bar_v", PipeType.M: "system.bar_m", PipeType.ALL: "system.bar_all"}
+_BARRIER_OP = {PipeType.V: system_ops.bar_v, PipeType.M: system_ops.bar_m, PipeType.ALL: system_ops.bar_all}
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def _assign_events(k: _Kernel, plan: _Plan, num_events: int) -> bool:
 # emission
 
 
-_NAMES = {_SET: "system.sync_src", _WAIT: "system.sync_dst"}
+_NAMES = {_SET: system_ops.sync_src, _WAIT: system_ops.sync_dst}
 _CALLS: dict[tuple, Call] = {}
 
 
@@ -106,7 +107,7 @@ def _template(kind: int, s: _Sync) -> Call:
     else:
         key = (_NAMES[kind], s.set_pipe, s.wait_pipe, s.event_id)
     tmpl = _CALLS.get(key)
-    if tmpl is None or tmpl.op is not get_op(key[0]):
+    if tmpl is None:
         kw = {} if kind == _BAR else {"set_pipe": s.set_pipe, "wait_pipe": s.wait_pipe, "event_id": s.event_id}
         tmpl = _CALLS[key] = create_op_call(key[0], [], kw)
     return tmpl
