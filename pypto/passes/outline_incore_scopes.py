@@ -102,7 +102,7 @@ class _Outliner(IRMutator):
         self.valid_views: dict[Var, tuple[Expr, ...]] = {
             st.var: st.value.args[3].elements for st in walk_stmts(fn.body)
             if isinstance(st, AssignStmt) and isinstance(st.value, Call)
-            and st.value.op_name in ("tensor.view", "tensor.slice") and len(st.value.args) > 3
+            and st.value.op is tensor_ops.view and len(st.value.args) > 3
             and isinstance(st.value.args[3], MakeTuple)}
 
     def visit_SeqStmts(self, s: SeqStmts) -> Stmt:

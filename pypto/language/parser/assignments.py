@@ -93,7 +93,7 @@ class AssignmentParser(ExprParser):
         call = node.value
         ok = isinstance(call, ast.Call)
         callee = self.eval(call.func) if ok else None
-        if not (isinstance(callee, DslOp) and getattr(callee.entry, "name", "") == "block.alloc"):
+        if not (isinstance(callee, DslOp) and callee.entry is block_ops.alloc):
             raise ParserTypeError("a pl.MemRefType variable must be assigned pl.block.alloc(space, addr, size, id)",
                                   sp)
         args, kwargs, _ = self.call_args(call)
