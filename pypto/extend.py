@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable
 
 from pypto.backend.cpu.lowering import CPU, Fold, Form, Functor, register
+from pypto.errors import Error
 from pypto.ops import numeric as nm
 from pypto.ops.elementwise import binary, unary
 from pypto.ops.reduction import col_reduction, row_reduction
@@ -43,7 +44,7 @@ from pypto.ops.registry import OPS, OpDef, block_ops, note_extension
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-class ExtensionError(ValueError):
+class ExtensionError(Error, ValueError):
     """An op definition that cannot be added (bad name, clash, malformed C++ description)."""
 
 

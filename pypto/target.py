@@ -24,6 +24,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 
+from pypto.errors import InvalidValue, NotFound
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace, PipeType
 
@@ -66,7 +67,7 @@ class Target:
         for m in self.memory:
             if m.space is space:
                 return m
-        raise KeyError(f"target {self.name} has no {space.name} memory")
+        raise NotFound(f"target {self.name} has no {space.name} memory")
 
     def has_space(self, space: MemorySpace) -> bool:
         return any(m.space is space for m in self.memory)
@@ -174,7 +175,7 @@ def target_for(backend: BackendType | str | None) -> Target:
         try:
             backend = BackendType[backend]
         except KeyError:
-            raise ValueError(f"unknown backend type {backend!r}; choose one of "
+            raise InvalidValue(f"unknown backend type {backend!r}; choose one of "
                              f"{', '.join(b.name for b in BackendType)}") from None
     if backend is BackendType.Ascend910B:
         return ascend910b()

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1] / "pypto"
 
 BASE = {"pypto.config", "pypto.support"}
 ALLOWED: dict[str, set[str]] = {
+    "pypto.errors": set(),  # the error hierarchy: every layer may raise pypto errors
     "pypto.config": set(),
     "pypto.support": {"pypto.config", "pypto.support"},
     "pypto.ir": {"pypto.ir"},
@@ -34,8 +35,9 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.driver": {"pypto"},  # (its old name, re-exporting pypto.compile)
     "pypto.extend": {"pypto.ops", "pypto.backend.cpu.lowering"},  # (ops from user modules)
     "pypto.tools": {"pypto"},
-    "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype"},
+    "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype", "pypto.errors"},
 }
+ALLOWED = {layer: deps | {"pypto.errors"} for layer, deps in ALLOWED.items()}
 
 
 def _package_of(module: str) -> str:

@@ -11,10 +11,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pypto.errors import Error
 from pypto.ir.dtype import DataType
 
 
-class ArgumentError(TypeError):
+class ArgumentError(Error, TypeError):
     """Arguments that do not match the compiled program's parameters."""
 
 

@@ -7,6 +7,7 @@ Dependencies are not written: the runtime derives them from the regions tasks to
 
 from __future__ import annotations
 
+from pypto.errors import InvalidType
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
@@ -43,7 +44,7 @@ def value_type(t: Type):
         return tensor_t(t)
     if isinstance(t, ScalarType):
         return pto_scalar(t.dtype)
-    raise TypeError(type(t).__name__)
+    raise InvalidType(type(t).__name__)
 
 
 class OrchestrationCodegen:

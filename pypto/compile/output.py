@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pypto.errors import Error
 from pypto.support.files import FileWriteError, atomic_write, describe, make_dirs, private_dir
 
 MANIFEST = ".pypto-output.json"
@@ -34,7 +35,7 @@ _LEGACY_OUTPUTS = {"kernels": ("*.pto", "*.cpp"), "orchestration": ("*.pto",), "
 _LEGACY_FILES = ("signature.json", "lowered.py", "compile_report.json", "trace.json")
 
 
-class OutputDirError(ValueError):
+class OutputDirError(Error, ValueError):
     """An output directory that a compile may not use (or could not write)."""
 
 

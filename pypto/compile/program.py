@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import InvalidValue
 from pypto.ir.function import Program
 
 from .request import Request
@@ -49,7 +50,7 @@ class CompiledProgram(str):
             from pypto.language import parse
 
             if self._written.lowered_text is None:
-                raise ValueError(f"{self!r} holds no lowered program")
+                raise InvalidValue(f"{self!r} holds no lowered program")
             got = parse(self._written.lowered_text, filename=str(self.output_dir / "lowered.py"))
             assert isinstance(got, Program)
             self._program = got

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
 from pypto.ir.function import Function, Program
 from pypto.passes.base import Pass
 from pypto.passes.pass_manager import OptimizationStrategy, VerificationLevel
@@ -45,17 +46,17 @@ def make_request(program: Program | Function, output_dir: str | os.PathLike | No
     """Check `ir.compile`'s arguments (TypeError / ValueError / CompileError saying what is wrong)."""
     started = time.perf_counter()
     if options:
-        raise TypeError(f"ir.compile got unexpected option(s): {', '.join(sorted(options))}")
+        raise InvalidType(f"ir.compile got unexpected option(s): {', '.join(sorted(options))}")
     prog = _as_program(program)
     _check_names(prog)
     strategy = _parse_strategy(strategy)
     backend = _parse_backend(backend_type)
     level = _parse_level(verification_level)
     if output_dir is not None and not isinstance(output_dir, (str, os.PathLike)):
-        raise TypeError(f"output_dir must be a path (str or os.PathLike), got {type(output_dir).__name__}")
+        raise InvalidType(f"output_dir must be a path (str or os.PathLike), got {type(output_dir).__name__}")
     out = Path(output_dir) if output_dir is not None else _default_dir(prog.name or "program")
     if target is not None and not isinstance(target, Target):
-        raise TypeError(f"target must be a pypto.target.Target, got {type(target).__name__}")
+        raise InvalidType(f"target must be a pypto.target.Target, got {type(target).__name__}")
     return Request(prog, out, strategy, backend, target or target_for(backend), level, dump_passes, skip_ptoas,
                    started, _parse_pipeline(pipeline))
 
@@ -64,11 +65,11 @@ def _parse_pipeline(passes: Any) -> tuple[Pass, ...] | None:
     if passes is None:
         return None
     if isinstance(passes, (str, bytes)) or not hasattr(passes, "__iter__"):
-        raise TypeError(f"pipeline must be a list of passes, got {type(passes).__name__}")
+        raise InvalidType(f"pipeline must be a list of passes, got {type(passes).__name__}")
     out = tuple(passes)
     for i, p in enumerate(out):
         if not isinstance(p, Pass):
-            raise TypeError(f"pipeline[{i}] is {type(p).__name__}, not a pypto.passes Pass (subclass Pass and "
+            raise InvalidType(f"pipeline[{i}] is {type(p).__name__}, not a pypto.passes Pass (subclass Pass and "
                             f"implement run(program, ctx))")
     return out
 
@@ -106,7 +107,7 @@ def _as_program(node: Program | Function) -> Program:
         from pypto.language.decorators import function_deps
 
         return Program(node.name, (node, *function_deps(node)), span=node.span)
-    raise TypeError(f"ir.compile takes a Program or a Function, got {type(node).__name__}")
+    raise InvalidType(f"ir.compile takes a Program or a Function, got {type(node).__name__}")
 
 
 def _parse_strategy(s: Any) -> OptimizationStrategy:
@@ -114,7 +115,7 @@ def _parse_strategy(s: Any) -> OptimizationStrategy:
         return s
     if isinstance(s, str) and s in OptimizationStrategy.__members__:
         return OptimizationStrategy[s]
-    raise ValueError(f"unknown strategy {s!r}; choose one of {', '.join(OptimizationStrategy.__members__)}")
+    raise InvalidValue(f"unknown strategy {s!r}; choose one of {', '.join(OptimizationStrategy.__members__)}")
 
 
 def _parse_backend(b: Any) -> BackendType:
@@ -122,10 +123,10 @@ def _parse_backend(b: Any) -> BackendType:
         try:
             b = BackendType[b]
         except KeyError:
-            raise ValueError(f"unknown backend type {b!r}; choose one of "
+            raise InvalidValue(f"unknown backend type {b!r}; choose one of "
                              f"{', '.join(t.name for t in BackendType)}") from None
     if not isinstance(b, BackendType):
-        raise TypeError(f"backend_type must be a pypto.backend.BackendType or its name, got {b!r}")
+        raise InvalidType(f"backend_type must be a pypto.backend.BackendType or its name, got {b!r}")
     return b
 
 
@@ -138,7 +139,7 @@ def _parse_level(v: Any) -> VerificationLevel:
         return v
     if isinstance(v, str) and v.upper() in VerificationLevel.__members__:
         return VerificationLevel[v.upper()]
-    raise ValueError(f"unknown verification level {v!r}")
+    raise InvalidValue(f"unknown verification level {v!r}")
 
 
 __all__ = ["Request", "make_request"]

@@ -12,6 +12,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pypto.errors import Error
+
 from .dtype import DataType
 from .expr import (
     BinaryExpr,
@@ -128,7 +130,7 @@ def fold_constants(node: Any) -> Any:
 # the reference evaluator
 
 
-class EvalError(Exception):
+class EvalError(Error):
     """The evaluator met something it cannot run (an unknown call, an undefined variable, a loop
     over the step limit)."""
 

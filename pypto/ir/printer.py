@@ -12,6 +12,8 @@ import enum
 import math
 from typing import Any
 
+from pypto.errors import InvalidType
+
 from .dtype import DataType
 from .enums import (
     CastMode,
@@ -248,7 +250,7 @@ class Printer:
         elif isinstance(s, ContinueStmt):
             self.emit(ind, "continue")
         else:
-            raise TypeError(f"cannot print statement {type(s).__name__}")
+            raise InvalidType(f"cannot print statement {type(s).__name__}")
 
     def annot(self, v: Var) -> str:
         if self.concise or v.type is None or isinstance(v.type, (UnknownType, TupleType)):
@@ -350,7 +352,7 @@ class Printer:
             if issubclass(expr_cls, kind):
                 fn = cls._dispatch[expr_cls] = getattr(cls, name)
                 return fn
-        raise TypeError(f"cannot print expression {expr_cls.__name__}")
+        raise InvalidType(f"cannot print expression {expr_cls.__name__}")
 
     def _var(self, e: Var, prec: int) -> str:
         return self.names.get(e) if not isinstance(e, DynVar) else self.globals.get(e)
@@ -394,7 +396,7 @@ class Printer:
             return f"abs({self.expr(e.operand)})"
         if isinstance(e, Cast):
             return f"{self.p}.cast({self.expr(e.operand)}, {self.p}.{e.dtype.name})"
-        raise TypeError(f"cannot print expression {type(e).__name__}")
+        raise InvalidType(f"cannot print expression {type(e).__name__}")
 
     def _call(self, e: Call, prec: int) -> str:
         return self.call(e)
@@ -477,7 +479,7 @@ class Printer:
             return f"{p}.MemRefType"
         if isinstance(t, UnknownType):
             return f"{p}.Unknown"
-        raise TypeError(f"cannot print type {type(t).__name__}")
+        raise InvalidType(f"cannot print type {type(t).__name__}")
 
     def tile_view(self, tv: TileView) -> str:
         d = TileView()

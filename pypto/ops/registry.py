@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, PipeType, TensorLayout
 from pypto.ir.expr import Expr, Op
@@ -63,7 +64,7 @@ class Param:
 
     def __post_init__(self):
         if self.kind not in OPERAND_KINDS and self.kind not in ATTR_KINDS:
-            raise ValueError(f"unknown parameter kind {self.kind!r}")
+            raise InvalidValue(f"unknown parameter kind {self.kind!r}")
 
     @property
     def is_attr(self) -> bool:
@@ -76,7 +77,7 @@ def arg(name: str, kind: str = "value", default: Any = REQUIRED, optional: bool 
 
 def attr(name: str, kind: str, default: Any = REQUIRED, nullable: bool = False) -> Param:
     if kind not in ATTR_KINDS:
-        raise ValueError(f"{kind!r} is not an attribute kind")
+        raise InvalidValue(f"{kind!r} is not an attribute kind")
     return Param(name, kind, default, nullable=nullable)
 
 
@@ -324,10 +325,10 @@ def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *
     `tensor_ops.<short>` / `system_ops.<short>` for code that refers to it.
     """
     if not isinstance(traits, Traits):
-        raise TypeError(f"op {name}: traits must be a pypto.ops.traits.Traits, got {traits!r}")
+        raise InvalidType(f"op {name}: traits must be a pypto.ops.traits.Traits, got {traits!r}")
     for rel, what in ((tile_form, "tile_form"), (broadcasts, "broadcasts")):
         if rel is not None and not isinstance(rel, OpDef):
-            raise TypeError(f"op {name}: {what} must be the OpDef itself, got {rel!r}")
+            raise InvalidType(f"op {name}: {what} must be the OpDef itself, got {rel!r}")
     ns, short = name.split(".", 1)
     level = {"tensor": Level.TENSOR, "block": Level.BLOCK, "system": Level.SYSTEM}[ns]
     if ns == "block" and f"tile.{short}" not in aliases:
@@ -337,7 +338,7 @@ def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *
                result_reuses=result_reuses, tile_form=tile_form, traits=traits, broadcasts=broadcasts,
                extra=dict(extra))
     if name in OPS:
-        raise ValueError(f"op {name} defined twice")
+        raise InvalidValue(f"op {name} defined twice")
     OPS[name] = op
     _BY_LEVEL[level]._add(short, op)
     register_op(op, op.aliases)
@@ -353,7 +354,7 @@ def add_dsl_name(spelling: str, entry: OpDef | Dispatch) -> None:
     table = NAMESPACES.setdefault(ns, {})
     prev = table.get(short)
     if prev is not None and prev is not entry:
-        raise ValueError(f"{spelling} bound twice")
+        raise InvalidValue(f"{spelling} bound twice")
     table[short] = entry
 
 

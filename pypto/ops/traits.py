@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from pypto.errors import InvalidType
+
 
 class ShapeClass(enum.Enum):
     """How an op's result elements relate to its operands' (what tiling, fusion and the
@@ -50,7 +52,7 @@ class Traits:
 
     def __post_init__(self):
         if not isinstance(self.shape, ShapeClass):
-            raise TypeError(f"Traits.shape must be a ShapeClass, got {self.shape!r}")
+            raise InvalidType(f"Traits.shape must be a ShapeClass, got {self.shape!r}")
 
 
 def elementwise(commutative: bool = False) -> Traits:

@@ -18,6 +18,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from pypto.errors import InvalidValue
+
 
 class Form(enum.Enum):
     """The operands of a functor instruction (destination first in C++)."""
@@ -123,18 +125,18 @@ def register(instruction: str, lowering: Lowering) -> None:
     """Add the lowering of a new instruction (extension ops). Re-registering the same row is a
     no-op; a different row for a known instruction is an error."""
     if not _INSTR.fullmatch(instruction):
-        raise ValueError(f"PTO instruction names are lowercase `t<name>` words, got {instruction!r}")
+        raise InvalidValue(f"PTO instruction names are lowercase `t<name>` words, got {instruction!r}")
     if isinstance(lowering, Functor) and not _FUNCTOR.fullmatch(lowering.functor):
-        raise ValueError(f"functor name {lowering.functor!r} is not a C++ identifier")
+        raise InvalidValue(f"functor name {lowering.functor!r} is not a C++ identifier")
     if isinstance(lowering, Fold) and lowering.axis not in ("row", "col"):
-        raise ValueError(f"pto.{instruction}: a fold runs along 'row' or 'col', not {lowering.axis!r}")
+        raise InvalidValue(f"pto.{instruction}: a fold runs along 'row' or 'col', not {lowering.axis!r}")
     if isinstance(lowering, Functor) and lowering.body is not None and lowering.form not in (U, B):
-        raise ValueError(f"pto.{instruction}: a functor with its own body is unary or binary, not {lowering.form.value}")
+        raise InvalidValue(f"pto.{instruction}: a functor with its own body is unary or binary, not {lowering.form.value}")
     prev = CPU.get(instruction)
     if prev == lowering:
         return
     if prev is not None:
-        raise ValueError(f"the CPU target already lowers pto.{instruction} ({prev})")
+        raise InvalidValue(f"the CPU target already lowers pto.{instruction} ({prev})")
     CPU[instruction] = lowering
     _VERSION[0] += 1
 

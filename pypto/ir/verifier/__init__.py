@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
+
 from .context import Context, Rule
 from .form_rules import BreakContinue, NoNestedCall
 from .report import Diagnostic, VerificationError, excerpt, render_diagnostics
@@ -49,14 +51,14 @@ def _rules(rules: Any) -> list[Rule]:
     for r in rules:
         if isinstance(r, str):
             if r not in RULES:
-                raise ValueError(f"unknown verifier rule {r!r}; rules: {', '.join(RULES)}")
+                raise InvalidValue(f"unknown verifier rule {r!r}; rules: {', '.join(RULES)}")
             out.append(RULES[r]())
         elif isinstance(r, type) and issubclass(r, Rule):
             out.append(r())
         elif isinstance(r, Rule):
             out.append(r)
         else:
-            raise TypeError(f"a verifier rule is a name, a Rule class or a Rule, got {r!r}")
+            raise InvalidType(f"a verifier rule is a name, a Rule class or a Rule, got {r!r}")
     return out
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from pypto.errors import InvalidType
+
 from ..expr import Expr, Var
 from ..function import Function, Program
 from ..node import Node
@@ -40,7 +42,7 @@ def units(node: Any) -> list[Unit]:
         return [Unit(None, node)]
     if isinstance(node, Expr):
         return [Unit(None, EvalStmt(node, span=node.span))]
-    raise TypeError(f"verify() takes a Program, Function, Stmt or Expr, got {type(node).__name__}")
+    raise InvalidType(f"verify() takes a Program, Function, Stmt or Expr, got {type(node).__name__}")
 
 
 class Rule:

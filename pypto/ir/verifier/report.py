@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import Error
+
 from ..function import Function, Program
 from ..message_text import stmt_text
 from ..span import Span
@@ -30,7 +32,7 @@ class Diagnostic:
         return f"[{self.rule} {self.code}] {self.message} ({self.span})"
 
 
-class VerificationError(Exception):
+class VerificationError(Error):
     """The IR broke the invariants the rules check; `diagnostics` lists every fault."""
 
     def __init__(self, diagnostics: list[Diagnostic], root: Any = None) -> None:
