@@ -29,11 +29,11 @@ def measure(repeat: int = 10) -> dict:
 
     import pypto.language as pl
     from pypto import ir
-    from pypto.backend.target import BackendType, target_for
     from pypto.codegen import generate
     from pypto.passes.base import PassContext
     from pypto.passes.pass_manager import OptimizationStrategy, PassManager, VerificationLevel
     from pypto.pto.printer import print_module
+    from pypto.target import BackendType, target_for
 
     text = ir.python_print(make_program())
     n_kernels = text.count("FunctionType.InCore")

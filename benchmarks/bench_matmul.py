@@ -6,7 +6,7 @@ data path of the CPU target; TLOAD into Right packs the panel layout the GEMM mi
 and accumulated in an Acc tile with `matmul_acc`. The ported-from-Ascend spelling, load into Mat
 then `pl.move` to Left / Right, compiles to an extra 256 KiB L2 copy per operand and K block
 (~7% slower at 2048 fp32; the compiler does not fold the pair yet). Tile sizes are chosen
-for the CPU target's capacities (pypto.backend.target.cpu(): Left / Right / Acc 512 KiB each on a
+for the CPU target's capacities (pypto.target.cpu(): Left / Right / Acc 512 KiB each on a
 2 MiB L2). Per K block a task loads (TM + TN) * TK elements for 2 * TM * TN * TK flops, so the
 largest TM * TN the Acc space holds (131072 fp32) with TM + TN smallest wins: fp32 TM x TN x TK =
 512 x 256 x 256 (Left 512 KiB, Right 256 KiB, Acc 512 KiB; 5% faster than 256 x 256 x 256 at 4096),

@@ -29,6 +29,7 @@ import ml_dtypes
 import numpy as np
 
 import pypto
+from pypto.backend.cpu.lowering import instruction_source
 from pypto.support.native_build import build_and_load
 
 INCLUDE = Path(pypto.__file__).parent / "backend" / "cpu" / "include"
@@ -62,7 +63,7 @@ CT = {"f32": "float", "bf16": "pto::bf16"}
 
 
 def _source() -> str:
-    out = ['#include "pto/pto.hpp"', "#include <time.h>",
+    out = ['#include "pto/pto.hpp"', instruction_source(), "#include <time.h>",
            '#define EXPORT extern "C" __attribute__((visibility("default")))',
            "static double now() { timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }",
            "#if !defined(PTO_HAS_STORE_MODE)  // an older library (--include): every mode is its TSTORE",

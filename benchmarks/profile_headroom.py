@@ -39,6 +39,7 @@ import numpy as np
 
 import pypto
 import pypto.language as pl
+from pypto.backend.cpu.lowering import instruction_source
 from pypto.support.native_build import build_and_load
 
 INC = Path(pypto.__file__).parent / "backend" / "cpu" / "include"
@@ -46,6 +47,7 @@ ROWS, COLS = 4096, 4096
 
 _SRC = r'''
 #include "pto/pto.hpp"
+@INSTRUCTIONS@
 #include <cstring>
 #include <immintrin.h>
 #define EXPORT extern "C" __attribute__((visibility("default")))
@@ -388,7 +390,8 @@ def profile_rows(repeats: int, only: set[str]) -> None:
     import torch
     import torch.nn.functional as F
 
-    lib, _ = build_and_load(_SRC + _op_source(), "profile_headroom", include_dirs=(INC,))
+    src = _SRC.replace("@INSTRUCTIONS@", instruction_source()) + _op_source()
+    lib, _ = build_and_load(src, "profile_headroom", include_dirs=(INC,))
     rng = np.random.default_rng(0)
     x, a, b, c, y = (_aligned((ROWS, COLS)) for _ in range(5))
     for arr in (x, a, b, c):

@@ -161,7 +161,7 @@ def test_a_directory_not_written_by_a_compile_is_refused_untouched(tmp_path):
     mine.parent.mkdir(parents=True)
     mine.write_text("user data")
     before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "project").rglob("*"))
-    from pypto.driver_output import OutputDirError
+    from pypto.compile.output import OutputDirError
 
     for _ in range(2):
         with pytest.raises(OutputDirError, match="not empty and no compile wrote it"):

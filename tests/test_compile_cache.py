@@ -144,7 +144,7 @@ def test_cache_entries_are_readable_by_other_users(fresh_cache, tmp_path):
 @pytest.mark.native
 def test_a_cache_this_user_cannot_write_is_read_and_new_builds_go_elsewhere(fresh_cache, tmp_path, monkeypatch):
     """What a second user sees: the shared cache is readable but not writable."""
-    import pypto.driver_cache as dc
+    import pypto.compile.cache as dc
     import pypto.support.files as files
     import pypto.support.native_build as nb
 

@@ -13,7 +13,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.driver_output import MANIFEST, OutputDirError
+from pypto.compile.output import MANIFEST, OutputDirError
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.function import Program
 from pypto.runtime import RunConfig

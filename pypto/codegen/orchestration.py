@@ -7,6 +7,7 @@ Dependencies are not written: the runtime derives them from the regions tasks to
 
 from __future__ import annotations
 
+from pypto.errors import InvalidType
 from pypto.ir import expr as E
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
@@ -26,6 +27,7 @@ from pypto.ir.stmt import (
     stmt_list,
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, Type
+from pypto.ops.registry import tensor_ops
 from pypto.pto.model import INDEX, Block, EnumAttr, Func, Module, Op, Sym, TensorT, Value
 
 from .kernel import KernelInfo
@@ -42,7 +44,7 @@ def value_type(t: Type):
         return tensor_t(t)
     if isinstance(t, ScalarType):
         return pto_scalar(t.dtype)
-    raise TypeError(type(t).__name__)
+    raise InvalidType(type(t).__name__)
 
 
 class OrchestrationCodegen:
@@ -177,14 +179,14 @@ class OrchestrationCodegen:
         if isinstance(c.op, E.GlobalVar):
             self.submit(c, result)
             return
-        name = c.op.name
+        op = c.op
         rt = result.type if result is not None else None
-        if name == "tensor.create":
+        if op is tensor_ops.create:
             assert isinstance(rt, TensorType) and result is not None
             v = Value(self.names.fresh(result.name), tensor_t(rt))
             self.emit(Op("pto.alloc_tensor", [v], self.dims(c.args[0])))
             self.values[result] = v
-        elif name in ("tensor.view", "tensor.slice"):
+        elif op is tensor_ops.view:
             assert isinstance(rt, TensorType) and result is not None
             src = self.lookup(c.args[0])  # type: ignore[arg-type]
             valid = c.args[3] if len(c.args) > 3 and isinstance(c.args[3], E.MakeTuple) else None
@@ -201,23 +203,23 @@ class OrchestrationCodegen:
                 self.emit(Op("pto.tensor_slice", [v], [src, *self.dims(c.args[2]), *self.dims(valid)],
                              attrs={"valid": True}))
             self.values[result] = v
-        elif name == "tensor.reshape":
+        elif op is tensor_ops.reshape:
             assert isinstance(rt, TensorType) and result is not None
             src = self.lookup(c.args[0])  # type: ignore[arg-type]
             v = Value(self.names.fresh(result.name), tensor_t(rt))
             self.emit(Op("pto.tensor_reshape", [v], [src, *self.dims(c.args[1])]))
             self.values[result] = v
-        elif name == "tensor.read":
+        elif op is tensor_ops.read:
             assert result is not None and isinstance(rt, ScalarType)
             v = Value(self.names.fresh(result.name), pto_scalar(rt.dtype))
             self.emit(Op("pto.tensor_read", [v], [self.lookup(c.args[0]), *self.dims(c.args[1])]))  # type: ignore
             self.values[result] = v
-        elif name == "tensor.write":
+        elif op is tensor_ops.write:
             t = c.args[0].type
             assert isinstance(t, TensorType)
             val = self.sc.expr(c.args[2], t.dtype)
             self.emit(Op("pto.tensor_write", operands=[val, self.lookup(c.args[0]), *self.dims(c.args[1])]))  # type: ignore
-        elif name == "tensor.dim":
+        elif op is tensor_ops.dim:
             assert result is not None
             t = c.args[0].type
             assert isinstance(t, TensorType)
@@ -230,7 +232,7 @@ class OrchestrationCodegen:
                 self.emit(Op("pto.tensor_dim", [v], [self.lookup(c.args[0])], attrs={"axis": ax}))  # type: ignore
                 self.values[result] = v
         else:
-            raise CompileError(f"{name} cannot run in the orchestration; it belongs in a kernel", c.span,
+            raise CompileError(f"{op.name} cannot run in the orchestration; it belongs in a kernel", c.span,
                                hint="compute on tensors inside a pl.incore() scope or an InCore function")
 
     def submit(self, c: E.Call, result: E.Var | None) -> None:

@@ -10,7 +10,8 @@ from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, PipeType
 from pypto.ir.types import ScalarType, TensorType, TileType, TileView
-from pypto.ops.registry import OpDef
+from pypto.ops.registry import Level, OpDef, block_ops, tensor_ops
+from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op, PartitionViewT, ScalarT, Value
 
 from .scalars import PTO_DTYPE, pto_scalar
@@ -32,11 +33,14 @@ def _pipe(p: PipeType) -> EnumAttr:
 def emit_op(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     op = c.op
     name = op.name
-    handler = _SPECIAL.get(name)
+    handler = _SPECIAL.get(op)
     if handler is not None:
         handler(cg, c, result)
         return
-    if name.startswith("tensor."):
+    if isinstance(op, OpDef) and op.shape_class is ShapeClass.SYNC:
+        _sync_op(cg, c)
+        return
+    if isinstance(op, OpDef) and op.level is Level.TENSOR:
         raise CompileError(f"kernel {cg.fn.name}: tensor op {name} inside a kernel was not converted to tile ops",
                            c.span, hint="ConvertTensorToBlockOps handles this; is the pipeline complete?")
     if not isinstance(op, OpDef) or not op.pto:
@@ -223,7 +227,10 @@ def _block_idx(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     cg.values[result] = v
 
 
-def _axis_reduce(kind: str):
+def _axis_reduce(row: OpDef, col: OpDef):
+    """block.sum / max / min: the row reduction (last axis) or column reduction (axis 0 of 2-D)."""
+    kind = row.name.split("_")[-1]
+
     def handler(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
         src = c.args[0]
         st = src.type
@@ -239,31 +246,28 @@ def _axis_reduce(kind: str):
             # of the result's buffer
             rt = result.type
             assert isinstance(rt, TileType)
-            col = TileType((*rt.shape, E.ConstInt(1)), rt.dtype, rt.memory_space, rt.memref,
-                           TileView(valid_shape=(*rt.valid_shape, E.ConstInt(1))))
+            col_view = TileType((*rt.shape, E.ConstInt(1)), rt.dtype, rt.memory_space, rt.memref,
+                                TileView(valid_shape=(*rt.valid_shape, E.ConstInt(1))))
             cg.tile(result, True)
-            cg.emit(Op(f"pto.trow{kind}", ins=[cg.tile(src)], outs=[cg.alloc_tile(result, col)]))
+            cg.emit(Op(f"pto.{row.pto}", ins=[cg.tile(src)], outs=[cg.alloc_tile(result, col_view)]))
         elif ax == st.rank - 1:
-            generic(cg, c, result, f"pto.trow{kind}")
+            generic(cg, c, result, f"pto.{row.pto}")
         elif st.rank == 2 and ax == 0:
-            generic(cg, c, result, f"pto.tcol{kind}")
+            generic(cg, c, result, f"pto.{col.pto}")
         else:
             raise CompileError(f"block.{kind} over axis {axis} of a rank-{st.rank} tile is not supported", c.span)
     return handler
 
 
-def _sync(kind: str):
-    def handler(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
-        attrs = {"set_pipe": _pipe(c.kwarg("set_pipe")), "wait_pipe": _pipe(c.kwarg("wait_pipe")),
-                 "event_id": int(c.kwarg("event_id"))}
-        cg.emit(Op(f"pto.{kind}", attrs=attrs))
-    return handler
-
-
-def _barrier(pipe: PipeType):
-    def handler(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
-        cg.emit(Op("pto.pipe_barrier", attrs={"pipe": _pipe(pipe)}))
-    return handler
+def _sync_op(cg: KernelCodegen, c: E.Call) -> None:
+    """A flag (set / wait: the op's instruction with its pipes and event) or a barrier on the op's pipe."""
+    op = c.op
+    if c.kwarg("event_id") is None:
+        cg.emit(Op(f"pto.{op.pto}", attrs={"pipe": _pipe(op.pipe)}))
+        return
+    attrs = {"set_pipe": _pipe(c.kwarg("set_pipe")), "wait_pipe": _pipe(c.kwarg("wait_pipe")),
+             "event_id": int(c.kwarg("event_id"))}
+    cg.emit(Op(f"pto.{op.pto}", attrs=attrs))
 
 
 def _tensor_dim(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
@@ -282,29 +286,25 @@ def _tensor_dim(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     cg.values[result] = cg.runtime[(p, "dim", ax)]
 
 
+# ops whose PTO is not one DPS instruction of their operands (the rest: `generic`, by `OpDef.pto`)
 _SPECIAL = {
-    "block.alloc": lambda cg, c, r: None,
-    "block.load": _load,
-    "block.store": _store,
-    "block.create_tile": _create,
-    "block.full": _full,
-    "block.reshape": _reshape,
-    "block.expands": _expands,
-    "block.col_expand": _col_expand,
-    "block.view": _view,
-    "block.assemble": _assemble,
-    "block.read": _read,
-    "block.write": _write,
-    "block.get_block_idx": _block_idx,
-    "block.sum": _axis_reduce("sum"),
-    "block.max": _axis_reduce("max"),
-    "block.min": _axis_reduce("min"),
-    "system.sync_src": _sync("set_flag"),
-    "system.sync_dst": _sync("wait_flag"),
-    "system.bar_v": _barrier(PipeType.V),
-    "system.bar_m": _barrier(PipeType.M),
-    "system.bar_all": _barrier(PipeType.ALL),
-    "tensor.dim": _tensor_dim,
+    block_ops.alloc: lambda cg, c, r: None,
+    block_ops.load: _load,
+    block_ops.store: _store,
+    block_ops.create_tile: _create,
+    block_ops.full: _full,
+    block_ops.reshape: _reshape,
+    block_ops.expands: _expands,
+    block_ops.col_expand: _col_expand,
+    block_ops.view: _view,
+    block_ops.assemble: _assemble,
+    block_ops.read: _read,
+    block_ops.write: _write,
+    block_ops.get_block_idx: _block_idx,
+    block_ops.sum: _axis_reduce(block_ops.row_sum, block_ops.col_sum),
+    block_ops.max: _axis_reduce(block_ops.row_max, block_ops.col_max),
+    block_ops.min: _axis_reduce(block_ops.row_min, block_ops.col_min),
+    tensor_ops.dim: _tensor_dim,
 }
 
 __all__ = ["emit_op"]

@@ -1,7 +1,12 @@
 """`pypto.ir`: the IR (types, expressions, statements, functions, programs), its printer, parser
 hooks, structural equality, serialization and verifier, plus the compile entry point.
 
-`ir.compile`, `ir.OptimizationStrategy` and friends live in higher layers (passes, driver); they
+The toolkit every later stage uses lives here too, one module per job: `walk` (statement lists and
+walks), `variables` (uses, definitions, def-use), `rewrite` (statement rewriter, substitution,
+cloning), `names` (fresh names), `evaluate` (constant folding, the reference evaluator),
+`message_text` (the printer's dialect for diagnostics).
+
+`ir.compile`, `ir.OptimizationStrategy` and friends live in higher layers (passes, pypto.compile); they
 are loaded on first use so that the IR core itself imports nothing above it.
 """
 
@@ -47,8 +52,8 @@ from .visitor import IRMutator, IRVisitor
 
 # names served by upper layers (see the module docstring)
 _LAZY = {
-    "compile": ("pypto.driver", "compile"),
-    "CompiledProgram": ("pypto.driver", "CompiledProgram"),
+    "compile": ("pypto.compile", "compile"),
+    "CompiledProgram": ("pypto.compile", "CompiledProgram"),
     "OptimizationStrategy": ("pypto.passes.pass_manager", "OptimizationStrategy"),
     "VerificationLevel": ("pypto.passes.pass_manager", "VerificationLevel"),
     "PassManager": ("pypto.passes.pass_manager", "PassManager"),

@@ -29,6 +29,8 @@ import functools
 import sys
 from typing import Any
 
+from pypto.errors import Error
+
 from .dtype import DataType
 from .enums import ForKind, FunctionType, LoopOrigin, ParamDirection, ScopeKind
 from .expr import (
@@ -63,7 +65,7 @@ from .stmt import (
 from .types import TupleType, Type
 
 
-class BuilderError(Exception):
+class BuilderError(Error):
     """The builder was used out of order (emitting outside a function, closing the wrong block,
     yielding the wrong number of values, ...)."""
 

@@ -7,17 +7,20 @@
        |                   ^
        = help: <hint>
 
-Parser errors (`pypto.language`) and compile errors raised by passes share this rendering.
+Parser errors (`pypto.language`) and compile errors raised by passes share this rendering, which is
+`pypto.errors.render_located` (PTO parse errors use it too).
 """
 
 from __future__ import annotations
 
 import linecache
 
+from pypto.errors import Error, render_located
+
 from .span import Span
 
 
-class LocatedError(Exception):
+class LocatedError(Error):
     """An error about the user's program, located at a source span."""
 
     def __init__(self, message: str, span: Span | None = None, hint: str | None = None, note: str | None = None,
@@ -48,45 +51,41 @@ class LocatedError(Exception):
         text = linecache.getline(filename, n)
         return text.rstrip("\n") if text else None
 
-    def snippet(self, span: Span) -> list[str]:
-        out: list[str] = []
+    def excerpt(self, span: Span) -> tuple[list[tuple[int, str]], tuple[int, int, int] | None]:
+        """The numbered source lines around `span` (two before, two after) and its caret."""
         if not span.is_known:
-            return out
-        first = max(1, span.begin_line - 2)
-        last = span.begin_line + 2
-        width = len(str(last))
-        bar = " " * width + " |"
-        out.append(bar)
-        for n in range(first, last + 1):
+            return [], None
+        lines: list[tuple[int, str]] = []
+        caret = None
+        for n in range(max(1, span.begin_line - 2), span.begin_line + 3):
             line = self._line(span.filename, n)
             if line is None:
                 if n > span.begin_line:
                     break
                 continue
-            out.append(f"{str(n).rjust(width)} | {line}")
+            lines.append((n, line))
             if n == span.begin_line:
                 start = span.begin_col
                 if span.end_line == span.begin_line and span.end_col > start:
                     length = span.end_col - start
                 else:
                     length = max(1, len(line.rstrip()) - start)
-                out.append(f"{bar} {' ' * start}{'^' * length}")
-        return out
+                caret = (n, start, length)
+        return lines, caret
+
+    def snippet(self, span: Span) -> list[str]:
+        """The excerpt of `span` as lines (for extra blocks, such as a previous definition)."""
+        text = render_located("", None, *self.excerpt(span))
+        return [line[2:] for line in text.split("\n")[1:]]
 
     def extra_lines(self) -> list[str]:
         return []
 
     def render(self) -> str:
-        lines = [f"Error: {self.message}"]
-        if self.span is not None and self.span.is_known:
-            lines.append(f"  --> {self.span}")
-            lines += ["  " + s for s in self.snippet(self.span)]
-        lines += self.extra_lines()
-        if self.hint:
-            lines.append(f"   = help: {self.hint}")
-        if self.note:
-            lines.append(f"   = note: {self.note}")
-        return "\n".join(lines)
+        known = self.span is not None and self.span.is_known
+        lines, caret = self.excerpt(self.span) if known else ([], None)  # type: ignore[arg-type]
+        return render_located(self.message, str(self.span) if known else None, lines, caret, self.hint, self.note,
+                              self.extra_lines())
 
     def __str__(self) -> str:
         return self.render()

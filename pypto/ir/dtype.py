@@ -13,6 +13,8 @@ from functools import cached_property
 import ml_dtypes
 import numpy as np
 
+from pypto.errors import InvalidType, InvalidValue
+
 
 class DataType(enum.Enum):
     # name = (code, bits, short text name). The derived facts below are cached on each member: type
@@ -93,7 +95,7 @@ class DataType(enum.Enum):
     def to_numpy(self) -> np.dtype:
         dt = self.numpy
         if dt is None:
-            raise TypeError(f"{self.name} has no NumPy equivalent on the CPU")
+            raise InvalidType(f"{self.name} has no NumPy equivalent on the CPU")
         return dt
 
     @staticmethod
@@ -103,8 +105,8 @@ class DataType(enum.Enum):
             if v == dt and k is not DataType.INDEX:
                 return k
         if dt == np.float64:
-            raise TypeError("float64 arrays are not supported: PyPTO has no FP64 type; cast to float32")
-        raise TypeError(f"NumPy dtype {dt} has no PyPTO DataType")
+            raise InvalidType("float64 arrays are not supported: PyPTO has no FP64 type; cast to float32")
+        raise InvalidType(f"NumPy dtype {dt} has no PyPTO DataType")
 
     @staticmethod
     def from_text(text: str) -> DataType:
@@ -119,7 +121,7 @@ class DataType(enum.Enum):
         alias = _TEXT_ALIASES.get(t.lower())
         if alias is not None:
             return alias
-        raise ValueError(f"unknown data type {text!r}")
+        raise InvalidValue(f"unknown data type {text!r}")
 
     def __repr__(self) -> str:
         return f"pl.{self.name}"
@@ -170,7 +172,7 @@ def dtype_from_code(code: int) -> DataType:
     try:
         return _BY_CODE[code]
     except KeyError:
-        raise ValueError(f"unknown data type code {code:#x}") from None
+        raise InvalidValue(f"unknown data type code {code:#x}") from None
 
 
 def _rank(dt: DataType) -> tuple[int, int, int]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from pypto.errors import InvalidValue
+
 
 class _NamedEnum(enum.Enum):
     """Enum whose repr is its `pl.` spelling; parse from the member name."""
@@ -14,7 +16,7 @@ class _NamedEnum(enum.Enum):
         for name, m in cls.__members__.items():  # (aliases included)
             if name == t or name.lower() == t.lower():
                 return m
-        raise ValueError(f"unknown {cls.__name__} {text!r}")
+        raise InvalidValue(f"unknown {cls.__name__} {text!r}")
 
 
 class MemorySpace(_NamedEnum):

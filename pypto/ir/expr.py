@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import InvalidType
+
 from .dtype import DataType
 from .enums import MemorySpace
 from .node import Node, defines, ignored, plain, span_field
@@ -299,7 +301,7 @@ class TupleGetItem(Expr):
         t = self.tuple.type
         if isinstance(t, TupleType) and 0 <= self.index < len(t.types):
             return t.types[self.index]
-        raise TypeError(f"TupleGetItem index {self.index} out of range for {t}")
+        raise InvalidType(f"TupleGetItem index {self.index} out of range for {t}")
 
 
 def const_value(e: Expr) -> int | float | bool | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pypto.errors import InvalidType, InvalidValue
+
 from .enums import FunctionType, ParamDirection
 from .expr import GlobalVar, Var
 from .node import Node, defines, ignored, span_field
@@ -26,7 +28,7 @@ class Function(Node):
         object.__setattr__(self, "params", tuple(self.params))
         dirs = tuple(self.param_directions) or tuple(ParamDirection.In for _ in self.params)
         if len(dirs) != len(self.params):
-            raise ValueError(f"function {self.name}: {len(self.params)} params but {len(dirs)} directions")
+            raise InvalidValue(f"function {self.name}: {len(self.params)} params but {len(dirs)} directions")
         object.__setattr__(self, "param_directions", dirs)
         object.__setattr__(self, "return_types", tuple(self.return_types))
 
@@ -45,12 +47,12 @@ class Program(Node):
     def __post_init__(self):
         for f in self.functions:
             if not isinstance(f, Function):
-                raise TypeError(f"program {self.name}: expected Function objects, got {type(f).__name__}")
+                raise InvalidType(f"program {self.name}: expected Function objects, got {type(f).__name__}")
         fns = tuple(sorted(self.functions, key=lambda f: f.name))
         names = [f.name for f in fns]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
-            raise ValueError(f"program {self.name}: duplicate function names {sorted(dup)}")
+            raise InvalidValue(f"program {self.name}: duplicate function names {sorted(dup)}")
         object.__setattr__(self, "functions", fns)
 
     def get_function(self, name: str) -> Function | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypto.errors import Error, InvalidValue
+
 from .expr import Call, Expr, Op
 from .span import UNKNOWN_SPAN, Span
 from .types import Type
@@ -16,7 +18,7 @@ from .types import Type
 _OPS: dict[str, Op] = {}
 
 
-class OpError(Exception):
+class OpError(Error):
     """An operator was used with arguments it does not accept (wrong types, shapes, attributes)."""
 
     def __init__(self, message: str, hint: str | None = None):
@@ -29,7 +31,7 @@ def register_op(op: Op, aliases: tuple[str, ...] = ()) -> Op:
     for name in (op.name, *aliases):
         prev = _OPS.get(name)
         if prev is not None and prev is not op:
-            raise ValueError(f"operator name {name!r} registered twice")
+            raise InvalidValue(f"operator name {name!r} registered twice")
         _OPS[name] = op
     return op
 

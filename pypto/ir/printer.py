@@ -9,9 +9,10 @@ callees first. Ops print fully qualified (`pl.block.add(...)`) with every attrib
 from __future__ import annotations
 
 import enum
-import functools
 import math
 from typing import Any
+
+from pypto.errors import InvalidType
 
 from .dtype import DataType
 from .enums import (
@@ -73,6 +74,7 @@ from .expr import (
 )
 from .function import Function, Program
 from .node import Node
+from .printer_names import RESERVED, PrintedNames, callee_order, collect_dynvars, sanitize
 from .stmt import (
     AssignStmt,
     BreakStmt,
@@ -89,7 +91,6 @@ from .stmt import (
     stmt_list,
 )
 from .types import MemRefType, ScalarType, TensorType, TileType, TileView, TupleType, Type, UnknownType
-from .visitor import IRVisitor
 
 # binary operator spelling and precedence (higher binds tighter)
 _BIN: dict[type, tuple[str, int]] = {
@@ -100,6 +101,12 @@ _BIN: dict[type, tuple[str, int]] = {
     Pow: ("**", 12),
 }
 _FUNC_BIN: dict[type, str] = {Min: "min", Max: "max", Xor: "xor"}
+# expression kind -> the Printer method printing it (`Printer.expr`)
+_EXPR_KINDS: tuple[tuple[type, str], ...] = (
+    (Var, "_var"), (ConstInt, "_const_int"), (ConstFloat, "_const_float"), (ConstBool, "_const_bool"),
+    (BinaryExpr, "_binary"), (UnaryExpr, "_unary"), (Call, "_call"), (MakeTuple, "_tuple"),
+    (TupleGetItem, "_get_item"),
+)
 _ENUM_PATH: dict[type, str] = {
     MemorySpace: "MemorySpace", PipeType: "PipeType", PadValue: "PadValue", TileLayout: "TileLayout",
     CmpType: "CmpType", ForKind: "ForKind", FunctionType: "FunctionType", ScopeKind: "ScopeKind",
@@ -107,90 +114,20 @@ _ENUM_PATH: dict[type, str] = {
 }
 
 
-class _Names:
-    """Unique, deterministic printed names for variable objects."""
-
-    def __init__(self, reserved: frozenset[str] = frozenset()):
-        self.names: dict[Var, str] = {}
-        self.reserved = reserved  # shared, never changed (a printer is made for every expr_str)
-        self.added: set[str] = set()
-
-    @property
-    def taken(self) -> frozenset[str]:
-        return self.reserved | self.added
-
-    def get(self, v: Var) -> str:
-        n = self.names.get(v)
-        if n is None:
-            base = _sanitize(v.name)
-            n = base
-            k = 1
-            while n in self.added or n in self.reserved:
-                n = f"{base}_{k}"
-                k += 1
-            self.added.add(n)
-            self.names[v] = n
-        return n
-
-
-_RESERVED = frozenset({"pl", "self", "True", "False", "None", "and", "or", "not", "if", "else", "for", "in", "while",
-             "return", "def", "class", "with", "pass", "break", "continue", "lambda", "yield", "import",
-             "from", "as", "is", "global", "nonlocal", "try", "except", "finally", "raise", "del", "assert",
-             "elif", "async", "await", "range", "min", "max", "abs", "float", "int", "tuple"})
-
-
-@functools.lru_cache(maxsize=4096)
-def _sanitize(name: str) -> str:
-    n = "".join(c if (c.isalnum() or c == "_") else "_" for c in (name or "v"))
-    if not n or n[0].isdigit():
-        n = "v_" + n
-    if n in _RESERVED:
-        n = n + "_"
-    return n
-
-
-class _DynCollector(IRVisitor):
-    visit_types = True
-
-    def __init__(self):
-        self.found: list[DynVar] = []
-        self.seen: set[int] = set()
-
-    def visit_DynVar(self, v: DynVar) -> None:
-        if id(v) not in self.seen:
-            self.seen.add(id(v))
-            self.found.append(v)
-
-    def visit_def(self, var: Var) -> None:
-        if isinstance(var, DynVar):
-            self.visit_DynVar(var)
-        super().visit_def(var)
-
-    def visit_Var(self, var: Var) -> None:
-        if isinstance(var, DynVar):
-            self.visit_DynVar(var)
-        elif var.type is not None and not isinstance(var, MemRef):
-            self.visit(var.type)
-
-    def visit_Function(self, f: Function) -> None:
-        for p in f.params:
-            self.visit_def(p)
-        for t in f.return_types:
-            self.visit(t)
-        self.visit(f.body)
-
-
-def collect_dynvars(node: Node) -> list[DynVar]:
-    c = _DynCollector()
-    c.visit(node)
-    return c.found
-
-
 class Printer:
+    """IR -> `pl` source. Subclasses (dialects, see `message_text.MessagePrinter`) override the
+    spelling of expressions and types; `expr` dispatches to the methods of the printer's own class."""
+
+    _dispatch: dict[type, Any] = {}  # expression class -> method (per printer class, filled on first use)
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls._dispatch = {}
+
     def __init__(self, prefix: str = "pl", concise: bool = False):
         self.p = prefix
         self.concise = concise
-        self.globals = _Names(_RESERVED)
+        self.globals = PrintedNames(RESERVED)
         self.names = self.globals
         self.lines: list[str] = []
         self.in_program = False
@@ -215,8 +152,8 @@ class Printer:
         if dyn:
             lines += [*dyn, ""]
         lines.append(f"@{self.p}.program")
-        lines.append(f"class {_sanitize(prog.name or 'Program')}:")
-        fns = _callee_order(prog)
+        lines.append(f"class {sanitize(prog.name or 'Program')}:")
+        fns = callee_order(prog)
         for i, f in enumerate(fns):
             if i:
                 lines.append("")
@@ -235,7 +172,7 @@ class Printer:
 
     def function_lines(self, f: Function) -> list[str]:
         saved = self.names
-        self.names = _Names(self.globals.taken)
+        self.names = PrintedNames(self.globals.taken)
         self.names.names.update(self.globals.names)
         self.lines = []
         params = []
@@ -256,7 +193,7 @@ class Printer:
         deco = f"@{self.p}.function"
         if f.func_type is not FunctionType.Opaque:
             deco += f"(type={self.p}.FunctionType.{f.func_type.name})"
-        head = [deco, f"def {_sanitize(f.name)}({', '.join(params)}){ret}:"]
+        head = [deco, f"def {sanitize(f.name)}({', '.join(params)}){ret}:"]
         self.block(f.body, 1)
         body = self.lines
         self.lines = []
@@ -264,6 +201,10 @@ class Printer:
         return head + body
 
     # ---- statements --------------------------------------------------------------------------
+
+    def q(self, name: str) -> str:
+        """`name` qualified with the module prefix (`pl.range`); bare without a prefix."""
+        return f"{self.p}.{name}" if self.p else name
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
@@ -286,7 +227,7 @@ class Printer:
             self.emit(ind, self.expr(s.expr))
         elif isinstance(s, YieldStmt):
             vals = ", ".join(self.expr(v) for v in s.values)
-            call = f"{self.p}.yield_({vals})"
+            call = f"{self.q('yield_')}({vals})"
             if not yt:
                 self.emit(ind, call)
             elif len(yt) == 1:
@@ -302,15 +243,14 @@ class Printer:
         elif isinstance(s, IfStmt):
             self.if_stmt(s, ind)
         elif isinstance(s, ScopeStmt):
-            fn = "incore" if s.kind is ScopeKind.InCore else "auto_incore"
-            self.emit(ind, f"with {self.p}.{fn}():")
+            self.emit(ind, self.scope_head(s))
             self.block(s.body, ind + 1, yt)
         elif isinstance(s, BreakStmt):
             self.emit(ind, "break")
         elif isinstance(s, ContinueStmt):
             self.emit(ind, "continue")
         else:
-            raise TypeError(f"cannot print statement {type(s).__name__}")
+            raise InvalidType(f"cannot print statement {type(s).__name__}")
 
     def annot(self, v: Var) -> str:
         if self.concise or v.type is None or isinstance(v.type, (UnknownType, TupleType)):
@@ -320,15 +260,19 @@ class Printer:
     def assign(self, s: AssignStmt, ind: int) -> None:
         v = s.var
         if isinstance(v, MemRef):
-            self.emit(ind, f"{self.names.get(v)}: {self.p}.MemRefType = {self.memref_alloc(v)}")
+            self.emit(ind, f"{self.names.get(v)}: {self.q('MemRefType')} = {self.memref_alloc(v)}")
             return
         value = self.expr(s.value)
         self.emit(ind, f"{self.names.get(v)}{self.annot(v)} = {value}")
 
     def memref_alloc(self, m: MemRef) -> str:
-        return f"{self.p}.block.alloc({self.enum(m.memory_space)}, {m.addr}, {m.size}, {m.id})"
+        return f"{self.q('block.alloc')}({self.enum(m.memory_space)}, {m.addr}, {m.size}, {m.id})"
 
     def for_stmt(self, s: ForStmt, ind: int) -> None:
+        self.emit(ind, self.for_head(s))
+        self.block(s.body, ind + 1, s.return_vars)
+
+    def for_head(self, s: ForStmt) -> str:
         fn = {ForKind.Sequential: "range", ForKind.Parallel: "parallel", ForKind.Unroll: "unroll"}[s.kind]
         args = self.range_args(s.start, s.stop, s.step)
         if s.iter_args:
@@ -341,15 +285,14 @@ class Printer:
             if s.chunk_policy != "leading_full":
                 args.append(f'chunk_policy="{s.chunk_policy}"')
         if s.origin is not LoopOrigin.Original:
-            args.append(f"origin={self.p}.LoopOrigin.{s.origin.name}")
+            args.append(f"origin={self.q('LoopOrigin')}.{s.origin.name}")
         target = self.names.get(s.loop_var)
         if s.iter_args:
             ia = ", ".join(self.names.get(a) for a in s.iter_args)
             if len(s.iter_args) == 1:
                 ia += ","
             target = f"{target}, ({ia})"
-        self.emit(ind, f"for {target} in {self.p}.{fn}({', '.join(args)}):")
-        self.block(s.body, ind + 1, s.return_vars)
+        return f"for {target} in {self.q(fn)}({', '.join(args)}):"
 
     def range_args(self, start: Expr, stop: Expr, step: Expr) -> list[str]:
         zero = isinstance(start, ConstInt) and start.value == 0 and start.dtype is DataType.INDEX
@@ -361,23 +304,35 @@ class Printer:
         return [self.expr(start), self.expr(stop), self.expr(step)]
 
     def while_stmt(self, s: WhileStmt, ind: int) -> None:
+        self.emit(ind, self.while_head(s))
         if not s.iter_args:
-            self.emit(ind, f"while {self.expr(s.condition)}:")
             self.block(s.body, ind + 1)
             return
+        self.emit(ind + 1, f"{self.q('cond')}({self.expr(s.condition)})")
+        stmts = stmt_list(s.body)
+        for x in stmts:
+            self.stmt(x, ind + 1, s.return_vars)
+
+    def while_head(self, s: WhileStmt) -> str:
+        """The first line of a while loop (with iter_args: the `while_` header, the condition follows)."""
+        if not s.iter_args:
+            return f"while {self.expr(s.condition)}:"
         ia = ", ".join(self.names.get(a) for a in s.iter_args)
         inits = ", ".join(self.expr(a.init_value) for a in s.iter_args)
         if len(s.iter_args) == 1:
             ia += ","
             inits += ","
-        self.emit(ind, f"for ({ia}) in {self.p}.while_(init_values=({inits})):")
-        self.emit(ind + 1, f"{self.p}.cond({self.expr(s.condition)})")
-        stmts = stmt_list(s.body)
-        for x in stmts:
-            self.stmt(x, ind + 1, s.return_vars)
+        return f"for ({ia}) in {self.q('while_')}(init_values=({inits})):"
+
+    def if_head(self, s: IfStmt) -> str:
+        return f"if {self.expr(s.condition)}:"
+
+    def scope_head(self, s: ScopeStmt) -> str:
+        fn = "incore" if s.kind is ScopeKind.InCore else "auto_incore"
+        return f"with {self.q(fn)}():"
 
     def if_stmt(self, s: IfStmt, ind: int) -> None:
-        self.emit(ind, f"if {self.expr(s.condition)}:")
+        self.emit(ind, self.if_head(s))
         self.block(s.then_body, ind + 1, s.return_vars)
         if s.else_body is not None and stmt_list(s.else_body):
             self.emit(ind, "else:")
@@ -386,10 +341,18 @@ class Printer:
     # ---- expressions -------------------------------------------------------------------------
 
     def expr(self, e: Expr, prec: int = 0) -> str:
-        fn = _EXPR_PRINTERS.get(type(e))
+        fn = self._dispatch.get(type(e))
         if fn is None:
-            fn = _expr_printer(type(e))
+            fn = self._expr_method(type(e))
         return fn(self, e, prec)
+
+    @classmethod
+    def _expr_method(cls, expr_cls: type) -> Any:
+        for kind, name in _EXPR_KINDS:
+            if issubclass(expr_cls, kind):
+                fn = cls._dispatch[expr_cls] = getattr(cls, name)
+                return fn
+        raise InvalidType(f"cannot print expression {expr_cls.__name__}")
 
     def _var(self, e: Var, prec: int) -> str:
         return self.names.get(e) if not isinstance(e, DynVar) else self.globals.get(e)
@@ -433,7 +396,7 @@ class Printer:
             return f"abs({self.expr(e.operand)})"
         if isinstance(e, Cast):
             return f"{self.p}.cast({self.expr(e.operand)}, {self.p}.{e.dtype.name})"
-        raise TypeError(f"cannot print expression {type(e).__name__}")
+        raise InvalidType(f"cannot print expression {type(e).__name__}")
 
     def _call(self, e: Call, prec: int) -> str:
         return self.call(e)
@@ -516,7 +479,7 @@ class Printer:
             return f"{p}.MemRefType"
         if isinstance(t, UnknownType):
             return f"{p}.Unknown"
-        raise TypeError(f"cannot print type {type(t).__name__}")
+        raise InvalidType(f"cannot print type {type(t).__name__}")
 
     def tile_view(self, tv: TileView) -> str:
         d = TileView()
@@ -542,60 +505,6 @@ def _float_lit(v: float) -> str:
         return f'float("{v}")'
     r = repr(float(v))
     return r
-
-
-class _Calls(IRVisitor):
-    """The functions of `names` a body calls, in order of first call."""
-
-    def __init__(self, names: dict[str, Function]) -> None:
-        self.names = names
-        self.out: list[str] = []
-
-    def visit_Call(self, c: Call) -> None:
-        if isinstance(c.op, GlobalVar) and c.op.name in self.names and c.op.name not in self.out:
-            self.out.append(c.op.name)
-        self.generic_visit(c)
-
-
-def _callee_order(prog: Program) -> list[Function]:
-    """Functions with every callee before its callers (ties by name), cycles broken by name."""
-    by_name = {f.name: f for f in prog.functions}
-    calls: dict[str, list[str]] = {}
-    for f in prog.functions:
-        v = _Calls(by_name)
-        v.visit(f.body)
-        calls[f.name] = sorted(v.out)
-    order: list[Function] = []
-    state: dict[str, int] = {}
-
-    def visit(n: str) -> None:
-        if state.get(n):
-            return
-        state[n] = 1
-        for c in calls[n]:
-            visit(c)
-        state[n] = 2
-        order.append(by_name[n])
-
-    for f in prog.functions:
-        visit(f.name)
-    return order
-
-
-_EXPR_KINDS: tuple[tuple[type, Any], ...] = (
-    (Var, Printer._var), (ConstInt, Printer._const_int), (ConstFloat, Printer._const_float),
-    (ConstBool, Printer._const_bool), (BinaryExpr, Printer._binary), (UnaryExpr, Printer._unary),
-    (Call, Printer._call), (MakeTuple, Printer._tuple), (TupleGetItem, Printer._get_item),
-)
-_EXPR_PRINTERS: dict[type, Any] = {}  # expression class -> Printer method (filled on first use)
-
-
-def _expr_printer(cls: type) -> Any:
-    for kind, fn in _EXPR_KINDS:
-        if issubclass(cls, kind):
-            _EXPR_PRINTERS[cls] = fn
-            return fn
-    raise TypeError(f"cannot print expression {cls.__name__}")
 
 
 def python_print(node: Node, prefix: str = "pl", concise: bool = False) -> str:
@@ -630,4 +539,4 @@ def type_str(t: Type) -> str:
         return repr(t)
 
 
-__all__ = ["Printer", "collect_dynvars", "expr_str", "python_print", "type_str"]
+__all__ = ["Printer", "expr_str", "python_print", "type_str"]

@@ -39,6 +39,8 @@ import tempfile
 import zlib
 from typing import Any
 
+from pypto.errors import Error
+
 from . import enums as _enums
 from . import expr as _expr  # noqa: F401  (node classes must be defined before the registry is built)
 from . import function as _function  # noqa: F401
@@ -55,11 +57,11 @@ _HEADER = struct.Struct("<8sHHQI")
 _FLAG_ZLIB = 1
 
 
-class SerializationError(TypeError):
+class SerializationError(Error, TypeError):
     """The object (or a value inside it) has no representation in the file format."""
 
 
-class DeserializationError(ValueError):
+class DeserializationError(Error, ValueError):
     """The bytes are not a readable IR file: bad magic, unknown version, truncated, corrupt,
     unknown node type, dangling reference or malformed value."""
 

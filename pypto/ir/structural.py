@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypto.errors import Error
+
 from .expr import Expr, Op, Var
 from .node import FieldKind, Node, node_fields, walk_fields
 from .stmt import Stmt
@@ -20,7 +22,7 @@ _IGNORE = FieldKind.IGNORE
 _DEF = FieldKind.DEF
 
 
-class StructuralMismatch(AssertionError):
+class StructuralMismatch(Error, AssertionError):
     pass
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pypto.errors import InvalidType
+
 from .dtype import DataType
 from .enums import MemorySpace, PadValue, TensorLayout, TileLayout
 from .node import Node
@@ -35,7 +37,7 @@ def _as_dim(d) -> Expr:
     if isinstance(d, expr_cls):
         return d
     if isinstance(d, bool) or not isinstance(d, int):
-        raise TypeError(f"shape dimension must be an int or a scalar expression, got {d!r}")
+        raise InvalidType(f"shape dimension must be an int or a scalar expression, got {d!r}")
     return const_int(d, DataType.INDEX)
 
 

@@ -94,6 +94,16 @@ system = _Namespace("pl.system", "system")
 
 globals().update(_dsl.top_level_ops())
 
+
+def __getattr__(name: str):
+    """`pl.<op>` for ops defined after this module was imported (pypto.extend)."""
+    from pypto.ops import NAMESPACES
+
+    entry = NAMESPACES["pl"].get(name)
+    if entry is None:
+        raise AttributeError(f"module 'pypto.language' has no attribute '{name}'")
+    return _dsl.DslOp(f"pl.{name}", entry)
+
 __all__ = [
     "BF16", "BOOL", "DN", "FP4", "FP8E4M3FN", "FP8E5M2", "FP16", "FP32", "HF4", "HF8", "INDEX", "INT4", "INT8",
     "INT16", "INT32", "INT64", "ND", "NZ", "UINT4", "UINT8", "UINT16", "UINT32", "UINT64", "CastMode", "CmpType",

@@ -14,6 +14,7 @@ import types as _pytypes
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import Error
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import DynVar, Expr, MemRef, make_memref, scalar_type
@@ -30,7 +31,7 @@ from pypto.ir.types import (
 )
 
 
-class AnnotationError(TypeError):
+class AnnotationError(Error, TypeError):
     """A malformed annotation; the parser re-raises it with the source location (and `hint`)."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import InvalidState, InvalidType
 from pypto.ir.collector import paused_collector
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
@@ -45,7 +46,7 @@ class _Deferred:
     strict_ssa: bool | None
 
     def __call__(self, *a: Any, **k: Any) -> Any:
-        raise RuntimeError(f"{self.fn.__qualname__} is part of a @pl.program; compile the program with ir.compile")
+        raise InvalidState(f"{self.fn.__qualname__} is part of a @pl.program; compile the program with ir.compile")
 
 
 class InlineFunction:
@@ -67,7 +68,7 @@ class InlineFunction:
         return self._parsed  # type: ignore[return-value]
 
     def __call__(self, *a: Any, **k: Any) -> Any:
-        raise RuntimeError(f"{self.__name__} is a @pl.inline function: call it inside a @pl.function")
+        raise InvalidState(f"{self.__name__} is a @pl.inline function: call it inside a @pl.function")
 
 
 def _caller_locals(depth: int) -> dict[str, Any]:
@@ -195,14 +196,14 @@ def function(fn: types.FunctionType | None = None, *, type: FunctionType = Funct
              strict_ssa: bool = False, **options: Any) -> Any:
     """Parse a Python function into an `ir.Function` (inside a @pl.program class: mark a method)."""
     if options:
-        raise TypeError(f"pl.function got unexpected option(s) {', '.join(options)} (known: type, strict_ssa)")
+        raise InvalidType(f"pl.function got unexpected option(s) {', '.join(options)} (known: type, strict_ssa)")
     if not isinstance(type, FunctionType):
-        raise TypeError(f"pl.function type= must be a pl.FunctionType, got {type!r}")
+        raise InvalidType(f"pl.function type= must be a pl.FunctionType, got {type!r}")
     frame_locals = _caller_locals(1)
 
     def deco(f: types.FunctionType) -> Any:
         if not isinstance(f, types.FunctionType):
-            raise TypeError(f"@pl.function decorates a function, got {f!r}")
+            raise InvalidType(f"@pl.function decorates a function, got {f!r}")
         if _in_class_body(f):
             return _Deferred(f, type, strict_ssa if strict_ssa else None)
         return _parse_standalone(f, type, strict_ssa, frame_locals)
@@ -213,7 +214,7 @@ def function(fn: types.FunctionType | None = None, *, type: FunctionType = Funct
 def inline(fn: types.FunctionType) -> InlineFunction:
     """Mark a function whose body is expanded at each call site inside kernels."""
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"@pl.inline decorates a function, got {fn!r}")
+        raise InvalidType(f"@pl.inline decorates a function, got {fn!r}")
     return InlineFunction(fn, _caller_locals(1))
 
 
@@ -257,7 +258,7 @@ def program(cls: type | None = None, *, strict_ssa: bool = False) -> Any:
 
     def deco(c: type) -> Program:
         if not isinstance(c, type):
-            raise TypeError(f"@pl.program decorates a class, got {c!r}")
+            raise InvalidType(f"@pl.program decorates a class, got {c!r}")
         src, node = _source_of(c)
         if not isinstance(node, ast.ClassDef):
             raise ParserError(f"{c.__qualname__} is not a class definition")
@@ -358,7 +359,7 @@ def _parse_text(text: str, filename: str | None) -> Program | Function:
     import pypto.language as pl_mod
 
     if not isinstance(text, str):
-        raise TypeError(f"pl.parse takes source text, got {type(text).__name__}")
+        raise InvalidType(f"pl.parse takes source text, got {type(text).__name__}")
     fname = filename or f"<pl.parse-{hashlib.sha1(text.encode()).hexdigest()[:12]}>"
     lines = Source.register_text(fname, text)
     src = Source(fname, lines)

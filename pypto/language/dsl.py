@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from pypto.errors import InvalidState
 from pypto.ops import NAMESPACES
 from pypto.ops.registry import Dispatch, OpDef
 
@@ -24,7 +25,7 @@ class DslOp:
         self.doc = entry.doc or f"The {spelling} operator."
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"{self.spelling}(...) builds IR: use it inside a @pl.function or @pl.program, "
+        raise InvalidState(f"{self.spelling}(...) builds IR: use it inside a @pl.function or @pl.program, "
                            "not from ordinary Python code")
 
     def __repr__(self) -> str:
@@ -41,7 +42,7 @@ class DslHelper:
         self.doc = doc
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"pl.{self.name}(...) is part of the pl language: use it inside a @pl.function")
+        raise InvalidState(f"pl.{self.name}(...) is part of the pl language: use it inside a @pl.function")
 
     def __repr__(self) -> str:
         return f"<pl.{self.name}>"

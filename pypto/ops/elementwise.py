@@ -14,6 +14,7 @@ from pypto.ir.enums import CastMode, CmpType, PipeType
 
 from . import numeric as nm
 from .registry import Dispatch, add_dsl_name, arg, attr, define, unified
+from .traits import elementwise
 from .typing import (
     OpError,
     broadcast_result,
@@ -79,79 +80,72 @@ def _check_dtype(name: str, dt: DataType, float_only: bool, int_only: bool) -> N
 
 def binary(name: str, ref, pto: str, *, scalar_pto: str | None = None, tensor: bool = False,
            float_only: bool = False, int_only: bool = False, scalar_name: str | None = None,
-           tensor_scalar_names: tuple[str, str] | None = None, promoted: bool = True, doc: str = "") -> None:
+           tensor_scalar_names: tuple[str, str] | None = None, promoted: bool = True, commutative: bool = False,
+           doc: str = "") -> None:
     """`block.<name>` (+ `block.<name>s`), optionally `tensor.<name>` (+ scalar form) and `pl.<name>`."""
     sname = scalar_name or f"{name}s"
 
     def sref(a, s):
         return ref(a, nm.scalar_as(a, s))
 
-    define(f"block.{name}", [arg("lhs", "tile"), arg("rhs", "tile")],
-           _binary_rule(f"block.{name}", float_only=float_only, int_only=int_only, level="tile"),
-           reference=ref, pto=pto, pipe=V, family=name, doc=doc, dsl=())
+    tile = define(f"block.{name}", [arg("lhs", "tile"), arg("rhs", "tile")],
+                  _binary_rule(f"block.{name}", float_only=float_only, int_only=int_only, level="tile"),
+                  traits=elementwise(commutative), reference=ref, pto=pto, pipe=V, family=name, doc=doc, dsl=())
     tile_scalar = None
     if scalar_pto:
-        define(f"block.{sname}", [arg("lhs", "tile"), arg("rhs", "scalar")],
-               _scalar_rule(f"block.{sname}", float_only=float_only, int_only=int_only),
-               reference=sref, pto=scalar_pto, pipe=V, family=name, doc=doc)
-        tile_scalar = f"block.{sname}"
-        add_dsl_name(f"pl.{sname}", _get(f"block.{sname}"))
-    tensor_name = tensor_scalar = None
+        tile_scalar = define(f"block.{sname}", [arg("lhs", "tile"), arg("rhs", "scalar")],
+                             _scalar_rule(f"block.{sname}", float_only=float_only, int_only=int_only),
+                             traits=elementwise(), reference=sref, pto=scalar_pto, pipe=V, family=name, doc=doc)
+        add_dsl_name(f"pl.{sname}", tile_scalar)
+    tensor_op = tensor_scalar = None
     if tensor:
-        tensor_name = f"tensor.{name}"
-        define(tensor_name, [arg("lhs", "tensor"), arg("rhs", "tensor")],
-               _binary_rule(tensor_name, float_only=float_only, int_only=int_only, level="tensor"),
-               reference=ref, family=name, tile_form=f"block.{name}", doc=doc, dsl=())
+        tensor_op = define(f"tensor.{name}", [arg("lhs", "tensor"), arg("rhs", "tensor")],
+                           _binary_rule(f"tensor.{name}", float_only=float_only, int_only=int_only, level="tensor"),
+                           traits=elementwise(commutative), reference=ref, family=name, tile_form=tile, doc=doc,
+                           dsl=())
         if tensor_scalar_names and tile_scalar:
             canon, alias = tensor_scalar_names
-            tensor_scalar = f"tensor.{canon}"
-            define(tensor_scalar, [arg("lhs", "tensor"), arg("rhs", "scalar")],
-                   _scalar_rule(tensor_scalar, float_only=float_only, int_only=int_only, level="tensor"),
-                   reference=sref, family=name, tile_form=tile_scalar, aliases=(f"tensor.{alias}",),
-                   doc=doc, dsl=(f"pl.tensor.{canon}", f"pl.tensor.{alias}"))
-        add_dsl_name(f"pl.tensor.{name}", Dispatch(name, tensor=tensor_name, tensor_scalar=tensor_scalar))
-    add_dsl_name(f"pl.block.{name}", Dispatch(name, tile=f"block.{name}", tile_scalar=tile_scalar))
+            tensor_scalar = define(f"tensor.{canon}", [arg("lhs", "tensor"), arg("rhs", "scalar")],
+                                   _scalar_rule(f"tensor.{canon}", float_only=float_only, int_only=int_only,
+                                                level="tensor"),
+                                   traits=elementwise(), reference=sref, family=name, tile_form=tile_scalar,
+                                   aliases=(f"tensor.{alias}",), doc=doc,
+                                   dsl=(f"pl.tensor.{canon}", f"pl.tensor.{alias}"))
+        add_dsl_name(f"pl.tensor.{name}", Dispatch(name, tensor=tensor_op, tensor_scalar=tensor_scalar))
+    add_dsl_name(f"pl.block.{name}", Dispatch(name, tile=tile, tile_scalar=tile_scalar))
     if promoted:
-        unified(name, tensor=tensor_name, tile=f"block.{name}", tensor_scalar=tensor_scalar,
-                tile_scalar=tile_scalar, doc=doc)
+        unified(name, tensor=tensor_op, tile=tile, tensor_scalar=tensor_scalar, tile_scalar=tile_scalar, doc=doc)
 
 
 def unary(name: str, ref, pto: str, *, tensor: bool = False, float_only: bool = False,
           int_only: bool = False, doc: str = "") -> None:
-    define(f"block.{name}", [arg("input", "tile")],
-           _unary_rule(f"block.{name}", float_only=float_only, int_only=int_only),
-           reference=ref, pto=pto, pipe=V, family=name, doc=doc)
-    tensor_name = None
+    tile = define(f"block.{name}", [arg("input", "tile")],
+                  _unary_rule(f"block.{name}", float_only=float_only, int_only=int_only),
+                  traits=elementwise(), reference=ref, pto=pto, pipe=V, family=name, doc=doc)
+    tensor_op = None
     if tensor:
-        tensor_name = f"tensor.{name}"
-        define(tensor_name, [arg("input", "tensor")],
-               _unary_rule(tensor_name, float_only=float_only, int_only=int_only, level="tensor"),
-               reference=ref, family=name, tile_form=f"block.{name}", doc=doc)
-    unified(name, tensor=tensor_name, tile=f"block.{name}", doc=doc)
-
-
-def _get(name: str):
-    from .registry import OPS
-
-    return OPS[name]
+        tensor_op = define(f"tensor.{name}", [arg("input", "tensor")],
+                           _unary_rule(f"tensor.{name}", float_only=float_only, int_only=int_only, level="tensor"),
+                           traits=elementwise(), reference=ref, family=name, tile_form=tile, doc=doc)
+    unified(name, tensor=tensor_op, tile=tile, doc=doc)
 
 
 # ---------------------------------------------------------------------------------------------
 # arithmetic
 
 binary("add", lambda a, b: np.add(nm.up(a), nm.up(b)), "tadd", scalar_pto="tadds", tensor=True,
-       tensor_scalar_names=("add_scalar", "adds"), doc="elementwise a + b")
+       tensor_scalar_names=("add_scalar", "adds"), commutative=True, doc="elementwise a + b")
 binary("sub", lambda a, b: np.subtract(nm.up(a), nm.up(b)), "tsub", scalar_pto="tsubs", tensor=True,
        tensor_scalar_names=("sub_scalar", "subs"), doc="elementwise a - b")
 binary("mul", lambda a, b: np.multiply(nm.up(a), nm.up(b)), "tmul", scalar_pto="tmuls", tensor=True,
-       tensor_scalar_names=("mul_scalar", "muls"), doc="elementwise a * b")
+       tensor_scalar_names=("mul_scalar", "muls"), commutative=True, doc="elementwise a * b")
 binary("div", nm.trunc_div, "tdiv", scalar_pto="tdivs", tensor=True,
        tensor_scalar_names=("div_scalar", "divs"),
        doc="elementwise a / b (integers: truncating division, x / 0 = 0)")
 binary("maximum", lambda a, b: np.maximum(nm.up(a), nm.up(b)), "tmax", scalar_pto="tmaxs",
-       scalar_name="maxs", tensor=True, doc="elementwise max(a, b)")
+       scalar_name="maxs", tensor=True, commutative=True, doc="elementwise max(a, b)")
 binary("minimum", lambda a, b: np.minimum(nm.up(a), nm.up(b)), "tmin", scalar_pto="tmins",
-       scalar_name="mins", tensor=True, doc="elementwise min(a, b)")
+       scalar_name="mins", tensor=True, commutative=True, doc="elementwise min(a, b)")
 binary("rem", nm.c_rem, "trem", scalar_pto="trems", doc="remainder with the sign of the dividend")
 
 
@@ -162,9 +156,9 @@ def _bitwise(fn):
 
 
 binary("and_", _bitwise(np.bitwise_and), "tand", scalar_pto="tands", scalar_name="ands", int_only=True,
-       doc="bitwise and")
+       commutative=True, doc="bitwise and")
 binary("or_", _bitwise(np.bitwise_or), "tor", scalar_pto="tors", scalar_name="ors", int_only=True,
-       doc="bitwise or")
+       commutative=True, doc="bitwise or")
 binary("shl", _bitwise(np.left_shift), "tshl", scalar_pto="tshls", int_only=True, doc="shift left")
 binary("shr", _bitwise(np.right_shift), "tshr", scalar_pto="tshrs", int_only=True,
        doc="shift right (arithmetic for signed types)")
@@ -188,10 +182,10 @@ def _xor_rule(name: str, scalar: bool):
 
 
 define("block.xor", [arg("lhs", "tile"), arg("rhs", "tile"), arg("tmp", "tile", optional=True)],
-       _xor_rule("block.xor", False), reference=_bitwise(np.bitwise_xor), pto="txor", pipe=V,
+       _xor_rule("block.xor", False), traits=elementwise(True), reference=_bitwise(np.bitwise_xor), pto="txor", pipe=V,
        dsl=("pl.block.xor", "pl.xor"), doc="bitwise xor (tmp: scratch tile)")
 define("block.xors", [arg("lhs", "tile"), arg("rhs", "scalar"), arg("tmp", "tile", optional=True)],
-       _xor_rule("block.xors", True), reference=_bitwise(np.bitwise_xor), pto="txors", pipe=V,
+       _xor_rule("block.xors", True), traits=elementwise(), reference=_bitwise(np.bitwise_xor), pto="txors", pipe=V,
        dsl=("pl.block.xors", "pl.xors"), doc="bitwise xor with a scalar")
 
 
@@ -218,16 +212,16 @@ def _t(kind):
     return [arg("lhs", "tile"), arg("rhs", kind), arg("rhs2", "tile")]
 
 
-define("block.addc", _t("tile"), _ternary_rule("block.addc", False),
+define("block.addc", _t("tile"), _ternary_rule("block.addc", False), traits=elementwise(),
        reference=lambda a, b, c: nm.up(a) + nm.up(b) + nm.up(c), pto="taddc", pipe=V,
        dsl=("pl.block.addc", "pl.addc"), doc="a + b + c")
-define("block.subc", _t("tile"), _ternary_rule("block.subc", False),
+define("block.subc", _t("tile"), _ternary_rule("block.subc", False), traits=elementwise(),
        reference=lambda a, b, c: nm.up(a) - nm.up(b) - nm.up(c), pto="tsubc", pipe=V,
        dsl=("pl.block.subc", "pl.subc"), doc="a - b - c")
-define("block.addsc", _t("scalar"), _ternary_rule("block.addsc", True),
+define("block.addsc", _t("scalar"), _ternary_rule("block.addsc", True), traits=elementwise(),
        reference=lambda a, s, c: nm.up(a) + nm.scalar_as(a, s) + nm.up(c), pto="taddsc", pipe=V,
        dsl=("pl.block.addsc", "pl.addsc"), doc="a + s + c")
-define("block.subsc", _t("scalar"), _ternary_rule("block.subsc", True),
+define("block.subsc", _t("scalar"), _ternary_rule("block.subsc", True), traits=elementwise(),
        reference=lambda a, s, c: nm.up(a) - nm.scalar_as(a, s) - nm.up(c), pto="tsubsc", pipe=V,
        dsl=("pl.block.subsc", "pl.subsc"), doc="a - s - c")
 
@@ -247,10 +241,10 @@ def _prelu_rule(args, kw):
 
 
 define("block.prelu", [arg("input", "tile"), arg("slope", "tile"), arg("tmp", "tile", optional=True)],
-       _prelu_rule, reference=lambda x, s, *t: np.where(nm.up(x) > 0, nm.up(x), nm.up(x) * nm.up(s)),
+       _prelu_rule, traits=elementwise(), reference=lambda x, s, *t: np.where(nm.up(x) > 0, nm.up(x), nm.up(x) * nm.up(s)),
        pto="tprelu", pipe=V, dsl=("pl.block.prelu", "pl.prelu"), doc="x > 0 ? x : x * slope")
 define("block.lrelu", [arg("input", "tile"), arg("slope", "scalar")],
-       _scalar_rule("block.lrelu", float_only=True),
+       _scalar_rule("block.lrelu", float_only=True), traits=elementwise(),
        reference=lambda x, s: np.where(nm.up(x) > 0, nm.up(x), nm.up(x) * nm.scalar_as(x, s)),
        pto="tlrelu", pipe=V, dsl=("pl.block.lrelu", "pl.lrelu"), doc="leaky relu: x > 0 ? x : x * slope")
 
@@ -305,11 +299,11 @@ _ROUND = {
 }
 
 _cast_attrs = [attr("target_type", "dtype"), attr("mode", "castmode", CastMode.round)]
-define("block.cast", [arg("input", "tile"), *_cast_attrs], _cast_rule("block"), reference=cast_reference,
-       pto="tcvt", pipe=V, doc="convert the element type")
-define("tensor.cast", [arg("input", "tensor"), *_cast_attrs], _cast_rule("tensor"), reference=cast_reference,
-       tile_form="block.cast", doc="convert the element type")
-unified("cast", tensor="tensor.cast", tile="block.cast", scalar="scalar.cast",
+_block_cast = define("block.cast", [arg("input", "tile"), *_cast_attrs], _cast_rule("block"), traits=elementwise(),
+                     reference=cast_reference, pto="tcvt", pipe=V, doc="convert the element type")
+_tensor_cast = define("tensor.cast", [arg("input", "tensor"), *_cast_attrs], _cast_rule("tensor"), traits=elementwise(),
+                      reference=cast_reference, tile_form=_block_cast, doc="convert the element type")
+unified("cast", tensor=_tensor_cast, tile=_block_cast, scalar="scalar.cast",
         doc="convert a tensor, tile or scalar to another dtype")
 
 
@@ -327,10 +321,10 @@ def _cmp_ref(a, b, *, cmp_type=CmpType.EQ):
 
 
 define("block.cmp", [arg("lhs", "tile"), arg("rhs", "tile"), attr("cmp_type", "cmp", CmpType.EQ)],
-       _binary_rule("block.cmp", level="tile"), reference=_cmp_ref, pto="tcmp", pipe=V,
+       _binary_rule("block.cmp", level="tile"), traits=elementwise(), reference=_cmp_ref, pto="tcmp", pipe=V,
        dsl=("pl.block.cmp", "pl.cmp"), doc="compare: 1 where lhs <op> rhs holds, else 0 (same dtype)")
 define("block.cmps", [arg("lhs", "tile"), arg("rhs", "scalar"), attr("cmp_type", "cmp", CmpType.EQ)],
-       _scalar_rule("block.cmps"), reference=_cmp_ref, pto="tcmps", pipe=V,
+       _scalar_rule("block.cmps"), traits=elementwise(), reference=_cmp_ref, pto="tcmps", pipe=V,
        dsl=("pl.block.cmps", "pl.cmps"), doc="compare with a scalar")
 
 
@@ -342,7 +336,7 @@ def _sel_rule(args, kw):
     return broadcast_result([a, b, m], shape, promote(a.dtype, b.dtype))
 
 
-define("block.sel", [arg("mask", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _sel_rule,
+define("block.sel", [arg("mask", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _sel_rule, traits=elementwise(),
        reference=lambda m, a, b: np.where(np.asarray(m) != 0, nm.up(a), nm.up(b)), pto="tsel", pipe=V,
        dsl=("pl.block.sel", "pl.sel"), doc="mask != 0 ? lhs : rhs")
 
@@ -355,5 +349,5 @@ def _sels_rule(args, kw):
 
 
 define("block.sels", [arg("lhs", "tile"), arg("rhs", "tile"), arg("select_mode", "scalar")], _sels_rule,
-       reference=lambda a, b, mode: nm.up(a) if mode != 0 else nm.up(b), pto="tsels", pipe=V,
+       traits=elementwise(), reference=lambda a, b, mode: nm.up(a) if mode != 0 else nm.up(b), pto="tsels", pipe=V,
        dsl=("pl.block.sels", "pl.sels"), doc="select_mode != 0 ? lhs : rhs (whole tile)")

@@ -11,6 +11,7 @@ from pypto.ir.types import TensorType
 
 from . import numeric as nm
 from .registry import arg, attr, define, unified
+from .traits import MATMUL
 from .typing import OpError, dim_eq, expect_tensor, expect_tile, tile_result
 
 M = PipeType.M
@@ -101,13 +102,14 @@ def _mm(a, b):
     return a.astype(np.float64) @ b.astype(np.float64)
 
 
-define("block.matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _matmul_rule, reference=_mm,
+_block_matmul = define("block.matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _matmul_rule, traits=MATMUL,
+                       reference=_mm,
        pto="tmatmul", pipe=M, doc="C = A @ B into an Acc tile (fp32 / int32 accumulation)")
-define("block.matmul_acc", [arg("acc", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _matmul_acc_rule,
-       reference=lambda c, a, b: c + _mm(a, b), pto="tmatmul.acc", pipe=M, result_reuses=0,
+_block_matmul_acc = define("block.matmul_acc", [arg("acc", "tile"), arg("lhs", "tile"), arg("rhs", "tile")],
+                           _matmul_acc_rule, traits=MATMUL, reference=lambda c, a, b: c + _mm(a, b), pto="tmatmul.acc", pipe=M, result_reuses=0,
        dsl=("pl.block.matmul_acc",), doc="acc + A @ B, in place on the Acc tile")
 define("block.matmul_bias", [arg("lhs", "tile"), arg("rhs", "tile"), arg("bias", "tile")], _matmul_bias_rule,
-       reference=lambda a, b, bias: _mm(a, b) + nm.up(bias), pto="tmatmul.bias", pipe=M,
+       traits=MATMUL, reference=lambda a, b, bias: _mm(a, b) + nm.up(bias), pto="tmatmul.bias", pipe=M,
        dsl=("pl.block.matmul_bias", "pl.matmul_bias"), doc="A @ B + bias")
 
 
@@ -127,13 +129,13 @@ def _gemv_rule(name, with_acc=False, with_bias=False):
     return infer
 
 
-define("block.gemv", [arg("lhs", "tile"), arg("rhs", "tile")], _gemv_rule("block.gemv"), reference=_mm,
+define("block.gemv", [arg("lhs", "tile"), arg("rhs", "tile")], _gemv_rule("block.gemv"), traits=MATMUL, reference=_mm,
        pto="tgemv", pipe=M, dsl=("pl.block.gemv", "pl.gemv"), doc="[1, K] @ [K, N]")
 define("block.gemv_acc", [arg("acc", "tile"), arg("lhs", "tile"), arg("rhs", "tile")],
-       _gemv_rule("block.gemv_acc", with_acc=True), reference=lambda c, a, b: c + _mm(a, b), pto="tgemv.acc",
+       _gemv_rule("block.gemv_acc", with_acc=True), traits=MATMUL, reference=lambda c, a, b: c + _mm(a, b), pto="tgemv.acc",
        pipe=M, result_reuses=0, dsl=("pl.block.gemv_acc", "pl.gemv_acc"), doc="acc + [1, K] @ [K, N]")
 define("block.gemv_bias", [arg("lhs", "tile"), arg("rhs", "tile"), arg("bias", "tile")],
-       _gemv_rule("block.gemv_bias", with_bias=True), reference=lambda a, b, bias: _mm(a, b) + nm.up(bias),
+       _gemv_rule("block.gemv_bias", with_bias=True), traits=MATMUL, reference=lambda a, b, bias: _mm(a, b) + nm.up(bias),
        pto="tgemv.bias", pipe=M, dsl=("pl.block.gemv_bias", "pl.gemv_bias"), doc="[1, K] @ [K, N] + bias")
 
 
@@ -146,7 +148,7 @@ def _batch_rule(args, kw):
     return tile_result((a.shape[0], a.shape[1], b.shape[2]), dt, memory_space=MemorySpace.Acc)
 
 
-define("block.batch_matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _batch_rule,
+define("block.batch_matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _batch_rule, traits=MATMUL,
        reference=lambda a, b: np.matmul(nm.up(a).astype(np.float64), nm.up(b).astype(np.float64)), pipe=M,
        dsl=(), doc="batched matmul (IR only, not exposed in pl)")
 
@@ -178,15 +180,15 @@ def _tmm_ref(a, b, *, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=
     return _mm(a.T if a_trans else a, b.T if b_trans else b)
 
 
-define("tensor.matmul", [arg("lhs", "tensor"), arg("rhs", "tensor"), attr("out_dtype", "dtype", None),
+_tensor_matmul = define("tensor.matmul", [arg("lhs", "tensor"), arg("rhs", "tensor"), attr("out_dtype", "dtype", None),
                          attr("a_trans", "bool", False), attr("b_trans", "bool", False),
                          attr("c_matrix_nz", "bool", False)],
-       _tensor_matmul_rule, reference=_tmm_ref, tile_form="block.matmul", doc="C = op(A) @ op(B)")
-define("tensor.matmul_acc", [arg("acc", "tensor"), arg("lhs", "tensor"), arg("rhs", "tensor"),
+       _tensor_matmul_rule, traits=MATMUL, reference=_tmm_ref, tile_form=_block_matmul, doc="C = op(A) @ op(B)")
+_tensor_matmul_acc = define("tensor.matmul_acc", [arg("acc", "tensor"), arg("lhs", "tensor"), arg("rhs", "tensor"),
                              attr("a_trans", "bool", False), attr("b_trans", "bool", False)],
-       _tensor_matmul_acc_rule,
+       _tensor_matmul_acc_rule, traits=MATMUL,
        reference=lambda c, a, b, *, a_trans=False, b_trans=False: c + _tmm_ref(a, b, a_trans=a_trans,
                                                                                  b_trans=b_trans),
-       tile_form="block.matmul_acc", result_reuses=0, doc="acc + op(A) @ op(B)")
-unified("matmul", tensor="tensor.matmul", tile="block.matmul", doc="matrix product")
-unified("matmul_acc", tensor="tensor.matmul_acc", tile="block.matmul_acc", doc="acc + matrix product")
+       tile_form=_block_matmul_acc, result_reuses=0, doc="acc + op(A) @ op(B)")
+unified("matmul", tensor=_tensor_matmul, tile=_block_matmul, doc="matrix product")
+unified("matmul_acc", tensor=_tensor_matmul_acc, tile=_block_matmul_acc, doc="acc + matrix product")

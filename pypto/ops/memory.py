@@ -16,6 +16,7 @@ from pypto.ir.expr import MakeTuple, scalar_type
 from pypto.ir.types import MemRefType, TensorType, TileType, TupleType
 
 from .registry import arg, attr, define, unified
+from .traits import ALLOC, ELEMENT, FILL, LAYOUT, WINDOW, ShapeClass, Traits
 from .typing import (
     OpError,
     dim_eq,
@@ -127,7 +128,7 @@ def _load_ref(tensor, offsets, shapes, valid_shapes=None, *, target_memory=Memor
 define("block.load", [arg("tensor", "tensor"), arg("offsets", "shape"), arg("shapes", "shape"),
                       arg("valid_shapes", "shape", optional=True),
                       attr("target_memory", "memspace", MemorySpace.Vec), attr("transpose", "bool", False)],
-       _load_rule, reference=_load_ref, pto="tload", pipe=PipeType.MTE2, binder=_load_binder,
+       _load_rule, traits=WINDOW, reference=_load_ref, pto="tload", pipe=PipeType.MTE2, binder=_load_binder,
        dsl=("pl.block.load", "pl.load"), doc="copy a window of a DDR tensor into a tile")
 
 
@@ -199,7 +200,7 @@ def _store_ref(tile, offsets, output, shapes=None, *, valid=None):
 
 define("block.store", [arg("tile", "tile"), arg("offsets", "shape"), arg("output_tensor", "tensor"),
                        arg("shapes", "shape", optional=True)],
-       _store_rule, reference=_store_ref, pto="tstore", pipe=PipeType.MTE3, binder=_store_binder,
+       _store_rule, traits=WINDOW, reference=_store_ref, pto="tstore", pipe=PipeType.MTE3, binder=_store_binder,
        result_reuses=2, dsl=("pl.block.store", "pl.store"),
        doc="write the tile's valid region into a DDR tensor at offsets; returns the tensor")
 
@@ -234,7 +235,7 @@ def _move_rule(args, kw):
 
 
 define("block.move", [arg("tile", "tile"), attr("target_memory", "memspace"), attr("transpose", "bool", False)],
-       _move_rule, reference=lambda t, *, target_memory, transpose=False: t.T.copy() if transpose else t.copy(),
+       _move_rule, traits=LAYOUT, reference=lambda t, *, target_memory, transpose=False: t.T.copy() if transpose else t.copy(),
        pto="tmov", pipe=PipeType.MTE1, binder=_move_binder, dsl=("pl.block.move", "pl.move"),
        doc="copy a tile to another on-chip space (Mat -> Left/Right, Acc -> Vec, ...)")
 
@@ -248,7 +249,7 @@ def _create_tile_rule(args, kw):
 
 define("block.create_tile", [arg("shape", "shape"), attr("dtype", "dtype"),
                              attr("target_memory", "memspace", MemorySpace.Vec)],
-       _create_tile_rule, reference=lambda shape, *, dtype, target_memory=None: np.zeros(shape, dtype.to_numpy()),
+       _create_tile_rule, traits=ALLOC, reference=lambda shape, *, dtype, target_memory=None: np.zeros(shape, dtype.to_numpy()),
        aliases=("block.create", "tile.create"),
        dsl=("pl.block.create_tile", "pl.block.create", "pl.create_tile"), doc="an uninitialised tile")
 
@@ -266,13 +267,13 @@ def _full_ref(shape, *, dtype, value):
     return np.full(tuple(shape), value, dtype=dtype.to_numpy())
 
 
-define("block.full", [arg("shape", "shape"), attr("dtype", "dtype"), attr("value", "number")],
-       _full_rule("block.full", "block"), reference=_full_ref, pto="texpands", pipe=PipeType.V,
+_block_full = define("block.full", [arg("shape", "shape"), attr("dtype", "dtype"), attr("value", "number")],
+                     _full_rule("block.full", "block"), traits=FILL, reference=_full_ref, pto="texpands", pipe=PipeType.V,
        doc="a Vec tile filled with a constant")
 # `pl.full(shape, ...)` names tensor.full itself: a unified entry dispatches on its first operand's kind
 # (Tensor or Tile), and full's first operand is a shape, so a dispatch entry could never resolve
 define("tensor.full", [arg("shape", "shape"), attr("dtype", "dtype"), attr("value", "number")],
-       _full_rule("tensor.full", "tensor"), reference=_full_ref, tile_form="block.full",
+       _full_rule("tensor.full", "tensor"), traits=FILL, reference=_full_ref, tile_form=_block_full,
        dsl=("pl.tensor.full", "pl.full"), doc="a tensor filled with a constant")
 
 
@@ -306,14 +307,16 @@ def _fillpad_ref(x, *, pad_value=PadValue.zero, valid=None):
     return out
 
 
-define("block.fillpad", [arg("input", "tile"), attr("pad_value", "padvalue", PadValue.zero)],
-       _fillpad_rule("block.fillpad"), reference=_fillpad_ref, pto="tfillpad", pipe=PipeType.V,
+_FILLPAD = Traits(ShapeClass.ELEMENTWISE, inplace_safe=True)  # (depends on the valid region: not row-local)
+_block_fillpad = define("block.fillpad", [arg("input", "tile"), attr("pad_value", "padvalue", PadValue.zero)],
+                        _fillpad_rule("block.fillpad"), traits=_FILLPAD, reference=_fillpad_ref, pto="tfillpad", pipe=PipeType.V,
        dsl=("pl.block.fillpad",),
        doc="fill outside the valid region with zero / the dtype's max / min; the whole tile becomes valid")
-define("tensor.fillpad", [arg("input", "tensor"), attr("pad_value", "padvalue", PadValue.zero)],
-       _fillpad_rule("tensor.fillpad"), reference=_fillpad_ref, tile_form="block.fillpad",
+_tensor_fillpad = define("tensor.fillpad", [arg("input", "tensor"), attr("pad_value", "padvalue", PadValue.zero)],
+                         _fillpad_rule("tensor.fillpad"), traits=_FILLPAD, reference=_fillpad_ref,
+                         tile_form=_block_fillpad,
        doc="fill outside the valid region (lowered to block.fillpad inside kernels)")
-unified("fillpad", tensor="tensor.fillpad", tile="block.fillpad", doc="fill outside the valid region")
+unified("fillpad", tensor=_tensor_fillpad, tile=_block_fillpad, doc="fill outside the valid region")
 
 
 def _alloc_rule(args, kw):
@@ -323,7 +326,7 @@ def _alloc_rule(args, kw):
 
 
 define("block.alloc", [attr("memory_space", "memspace"), attr("addr", "int", -1), attr("size", "int", 0),
-                       attr("id", "int", 0)], _alloc_rule, aliases=("tile.alloc",),
+                       attr("id", "int", 0)], _alloc_rule, traits=ALLOC, aliases=("tile.alloc",),
        doc="a buffer in an on-chip space (inserted by InitMemRef; addr set by AllocateMemoryAddr)")
 
 
@@ -331,7 +334,7 @@ def _block_idx_rule(args, kw):
     return scalar_type(DataType.UINT64)
 
 
-define("block.get_block_idx", [], _block_idx_rule, reference=lambda: 0, pipe=PipeType.S,
+define("block.get_block_idx", [], _block_idx_rule, traits=ELEMENT, reference=lambda: 0, pipe=PipeType.S,
        dsl=("pl.block.get_block_idx", "pl.get_block_idx"), doc="index of the executing core")
 
 
@@ -370,17 +373,21 @@ def _write_ref(x, indices, value):
     return out
 
 
-define("tensor.read", [arg("tensor", "tensor"), arg("indices", "shape")], _read_rule("tensor.read", "tensor"),
-       reference=_read_ref, doc="read one element")
-define("tensor.write", [arg("tensor", "tensor"), arg("indices", "shape"), arg("value", "scalar")],
-       _write_rule("tensor.write", "tensor"), reference=_write_ref, doc="write one element")
-define("block.read", [arg("tile", "tile"), arg("indices", "shape")], _read_rule("block.read", "block"),
-       reference=_read_ref, pto="tgetval", pipe=PipeType.S, doc="read one element of a tile")
-define("block.write", [arg("tile", "tile"), arg("indices", "shape"), arg("value", "scalar")],
-       _write_rule("block.write", "block"), reference=_write_ref, pto="tsetval", pipe=PipeType.S,
-       doc="write one element of a tile")
-unified("read", tensor="tensor.read", tile="block.read")
-unified("write", tensor="tensor.write", tile="block.write")
+_ORCH_ELEMENT = Traits(ShapeClass.ELEMENT, task_level=True)
+_tensor_read = define("tensor.read", [arg("tensor", "tensor"), arg("indices", "shape")],
+                      _read_rule("tensor.read", "tensor"), traits=_ORCH_ELEMENT, reference=_read_ref,
+                      doc="read one element")
+_tensor_write = define("tensor.write", [arg("tensor", "tensor"), arg("indices", "shape"), arg("value", "scalar")],
+                       _write_rule("tensor.write", "tensor"), traits=_ORCH_ELEMENT, reference=_write_ref,
+                       doc="write one element")
+_block_read = define("block.read", [arg("tile", "tile"), arg("indices", "shape")], _read_rule("block.read", "block"),
+                     traits=ELEMENT, reference=_read_ref, pto="tgetval", pipe=PipeType.S,
+                     doc="read one element of a tile")
+_block_write = define("block.write", [arg("tile", "tile"), arg("indices", "shape"), arg("value", "scalar")],
+                      _write_rule("block.write", "block"), traits=ELEMENT, reference=_write_ref, pto="tsetval",
+                      pipe=PipeType.S, doc="write one element of a tile")
+unified("read", tensor=_tensor_read, tile=_block_read)
+unified("write", tensor=_tensor_write, tile=_block_write)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,7 +404,8 @@ def _create_rule(args, kw):
 
 
 define("tensor.create", [arg("shape", "shape"), attr("dtype", "dtype"), attr("layout", "layout", TensorLayout.ND)],
-       _create_rule, reference=lambda shape, *, dtype, layout=None: np.zeros(tuple(shape), dtype.to_numpy()),
+       _create_rule, traits=Traits(ShapeClass.FILL, task_level=True),
+       reference=lambda shape, *, dtype, layout=None: np.zeros(tuple(shape), dtype.to_numpy()),
        aliases=("tensor.create_tensor",),
        dsl=("pl.tensor.create", "pl.tensor.create_tensor", "pl.create_tensor"),
        doc="a new tensor (uninitialised; the CPU runtime zero-fills it)")
@@ -411,7 +419,7 @@ def _dim_rule(args, kw):
     return scalar_type(DataType.INDEX)
 
 
-define("tensor.dim", [arg("tensor", "tensor"), attr("axis", "int")], _dim_rule,
+define("tensor.dim", [arg("tensor", "tensor"), attr("axis", "int")], _dim_rule, traits=_ORCH_ELEMENT,
        reference=lambda t, *, axis: t.shape[axis], dsl=("pl.tensor.dim", "pl.dim"), doc="size of an axis")
 
 
@@ -441,14 +449,16 @@ def _view_ref(x, shape, offset, valid_shape=None):
 
 
 _VIEW_PARAMS = [arg("shape", "shape"), arg("offset", "shape"), arg("valid_shape", "shape", optional=True)]
-define("tensor.view", [arg("input", "tensor"), *_VIEW_PARAMS], _view_rule("tensor.view", "tensor"),
-       reference=_view_ref, aliases=("tensor.slice",), dsl=("pl.tensor.view", "pl.tensor.slice"),
-       doc="a window of a tensor (no copy)")
-define("block.view", [arg("input", "tile"), *_VIEW_PARAMS], _view_rule("block.view", "block"),
-       reference=_view_ref, pto="textract", pipe=PipeType.V, aliases=("block.slice", "tile.slice"),
-       dsl=("pl.block.view", "pl.block.slice"), doc="a window of a tile")
-unified("view", tensor="tensor.view", tile="block.view", doc="a window: (input, shape, offset)")
-unified("slice", tensor="tensor.view", tile="block.view", doc="a window: (input, shape, offset, valid_shape)")
+_tensor_view = define("tensor.view", [arg("input", "tensor"), *_VIEW_PARAMS], _view_rule("tensor.view", "tensor"),
+                      traits=Traits(ShapeClass.WINDOW, task_level=True, alias=True), reference=_view_ref,
+                      aliases=("tensor.slice",), dsl=("pl.tensor.view", "pl.tensor.slice"),
+                      doc="a window of a tensor (no copy)")
+_block_view = define("block.view", [arg("input", "tile"), *_VIEW_PARAMS], _view_rule("block.view", "block"),
+                     traits=Traits(ShapeClass.WINDOW, alias=True), reference=_view_ref, pto="textract",
+                     pipe=PipeType.V, aliases=("block.slice", "tile.slice"), dsl=("pl.block.view", "pl.block.slice"),
+                     doc="a window of a tile")
+unified("view", tensor=_tensor_view, tile=_block_view, doc="a window: (input, shape, offset)")
+unified("slice", tensor=_tensor_view, tile=_block_view, doc="a window: (input, shape, offset, valid_shape)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,13 +484,14 @@ def _assemble_ref(target, source, offset):
     return out
 
 
-define("tensor.assemble", [arg("target", "tensor"), arg("source", "tensor"), arg("offset", "shape")],
-       _assemble_rule("tensor.assemble", "tensor"), reference=_assemble_ref, result_reuses=0,
-       doc="write source into target at offset; returns the updated target")
-define("block.assemble", [arg("target", "tile"), arg("source", "tile"), arg("offset", "shape")],
-       _assemble_rule("block.assemble", "block"), reference=_assemble_ref, pto="tinsert", pipe=PipeType.V,
-       result_reuses=0, doc="insert a tile into a larger tile at (row, col)")
-unified("assemble", tensor="tensor.assemble", tile="block.assemble")
+_tensor_assemble = define("tensor.assemble", [arg("target", "tensor"), arg("source", "tensor"), arg("offset", "shape")],
+                          _assemble_rule("tensor.assemble", "tensor"), traits=WINDOW, reference=_assemble_ref,
+                          result_reuses=0, doc="write source into target at offset; returns the updated target")
+_block_assemble = define("block.assemble", [arg("target", "tile"), arg("source", "tile"), arg("offset", "shape")],
+                         _assemble_rule("block.assemble", "block"), traits=WINDOW, reference=_assemble_ref,
+                         pto="tinsert", pipe=PipeType.V, result_reuses=0,
+                         doc="insert a tile into a larger tile at (row, col)")
+unified("assemble", tensor=_tensor_assemble, tile=_block_assemble)
 
 
 def _concat_rule(name: str):
@@ -499,9 +510,10 @@ def _concat_rule(name: str):
     return infer
 
 
-define("tensor.concat", [arg("src0", "tensor"), arg("src1", "tensor")], _concat_rule("tensor.concat"),
-       reference=lambda a, b: np.concatenate([a, b], axis=1), tile_form="block.concat", doc="column concat")
-define("block.concat", [arg("src0", "tile"), arg("src1", "tile")], _concat_rule("block.concat"),
-       reference=lambda a, b: np.concatenate([a, b], axis=1), pto="tconcat", pipe=PipeType.V,
-       doc="column concat")
-unified("concat", tensor="tensor.concat", tile="block.concat")
+_block_concat = define("block.concat", [arg("src0", "tile"), arg("src1", "tile")], _concat_rule("block.concat"),
+                       traits=LAYOUT, reference=lambda a, b: np.concatenate([a, b], axis=1), pto="tconcat",
+                       pipe=PipeType.V, doc="column concat")
+_tensor_concat = define("tensor.concat", [arg("src0", "tensor"), arg("src1", "tensor")], _concat_rule("tensor.concat"),
+                        traits=LAYOUT, reference=lambda a, b: np.concatenate([a, b], axis=1), tile_form=_block_concat,
+                        doc="column concat")
+unified("concat", tensor=_tensor_concat, tile=_block_concat)

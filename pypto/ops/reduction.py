@@ -10,7 +10,8 @@ from pypto.ir.expr import ConstInt, scalar_type
 from pypto.ir.types import TileType
 
 from . import numeric as nm
-from .registry import arg, attr, define, unified
+from .registry import arg, attr, block_ops, define, unified
+from .traits import AXIS_REDUCE, COL_EXPAND, COL_REDUCE, FILL, ROW_EXPAND, ROW_REDUCE, ShapeClass, Traits
 from .typing import OpError, dim_eq, expect_scalar, expect_tensor, expect_tile, result_like, tile_result
 
 V = PipeType.V
@@ -56,20 +57,31 @@ def _keep_col(fn):
     return ref
 
 
+def row_reduction(name: str, ref, pto: str, doc: str) -> tuple:
+    """`block.<name>` ([R, C] tile -> [R, 1], optional scratch tile), `tensor.<name>` and `pl.<name>`."""
+    tile = define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+                  _row_reduce_rule(f"block.{name}", "block"), traits=ROW_REDUCE, reference=ref, pto=pto, pipe=V,
+                  doc=f"{doc}, keeping the axis as size 1 (tmp: scratch tile)")
+    tensor = define(f"tensor.{name}", [arg("input", "tensor")], _row_reduce_rule(f"tensor.{name}", "tensor"),
+                    traits=ROW_REDUCE, reference=ref, tile_form=tile, doc=doc)
+    unified(name, tensor=tensor, tile=tile, doc=doc)
+    return tile, tensor
+
+
+def col_reduction(name: str, ref, pto: str, doc: str, dsl: tuple[str, ...] | None = None):
+    """`block.<name>` ([R, C] tile -> [1, C], optional scratch tile) and `pl.<name>`."""
+    return define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+                  _col_reduce_rule(f"block.{name}"), traits=COL_REDUCE, reference=ref, pto=pto, pipe=V,
+                  dsl=dsl if dsl is not None else (f"pl.block.{name}", f"pl.{name}"), doc=doc)
+
+
 for _name, _fn, _pto in (("row_sum", np.sum, "trowsum"), ("row_max", np.max, "trowmax"),
                          ("row_min", np.min, "trowmin")):
-    define(f"block.{_name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
-           _row_reduce_rule(f"block.{_name}", "block"), reference=_keep(_fn), pto=_pto, pipe=V,
-           doc=f"{_name.split('_')[1]} over the last axis, keeping it as size 1 (tmp: scratch tile)")
-    define(f"tensor.{_name}", [arg("input", "tensor")], _row_reduce_rule(f"tensor.{_name}", "tensor"),
-           reference=_keep(_fn), tile_form=f"block.{_name}", doc=f"{_name.split('_')[1]} over the last axis")
-    unified(_name, tensor=f"tensor.{_name}", tile=f"block.{_name}")
+    row_reduction(_name, _keep(_fn), _pto, f"{_name.split('_')[1]} over the last axis")
 
 for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
                          ("col_min", np.min, "tcolmin")):
-    define(f"block.{_name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
-           _col_reduce_rule(f"block.{_name}"), reference=_keep_col(_fn), pto=_pto, pipe=V,
-           dsl=(f"pl.block.{_name}", f"pl.{_name}"), doc=f"{_name.split('_')[1]} over axis 0 of a 2-D tile")
+    col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile")
 
 
 # sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)
@@ -109,14 +121,15 @@ def _axis_ref(fn):
 
 _AXIS = [attr("axis", "int", None), attr("keepdim", "bool", False)]
 _AXIS0 = [attr("axis", "int", 0, nullable=True), attr("keepdim", "bool", False)]  # max / min: reference §1.3 default axis 0
-define("block.sum", [arg("input", "tile"), *_AXIS], _axis_rule("block.sum"), reference=_axis_ref(np.sum),
-       pipe=V, dsl=("pl.block.sum", "pl.sum"), doc="sum over an axis (all axes when axis is None)")
-define("block.max", [arg("input", "tile"), *_AXIS0], _axis_rule("block.max"), reference=_axis_ref(np.max),
-       pipe=V, dsl=("pl.block.max",), doc="max over an axis")
-define("block.min", [arg("input", "tile"), *_AXIS0], _axis_rule("block.min"), reference=_axis_ref(np.min),
-       pipe=V, dsl=("pl.block.min",), doc="min over an axis")
-unified("max", tile="block.max", scalar="scalar.max", doc="tile max over an axis, or max of two scalars")
-unified("min", tile="block.min", scalar="scalar.min", doc="tile min over an axis, or min of two scalars")
+define("block.sum", [arg("input", "tile"), *_AXIS], _axis_rule("block.sum"), traits=AXIS_REDUCE,
+       reference=_axis_ref(np.sum), pipe=V, dsl=("pl.block.sum", "pl.sum"),
+       doc="sum over an axis (all axes when axis is None)")
+_max = define("block.max", [arg("input", "tile"), *_AXIS0], _axis_rule("block.max"), traits=AXIS_REDUCE,
+              reference=_axis_ref(np.max), pipe=V, dsl=("pl.block.max",), doc="max over an axis")
+_min = define("block.min", [arg("input", "tile"), *_AXIS0], _axis_rule("block.min"), traits=AXIS_REDUCE,
+              reference=_axis_ref(np.min), pipe=V, dsl=("pl.block.min",), doc="min over an axis")
+unified("max", tile=_max, scalar="scalar.max", doc="tile max over an axis, or max of two scalars")
+unified("min", tile=_min, scalar="scalar.min", doc="tile min over an axis, or min of two scalars")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,13 +171,18 @@ def _pr(a: DataType, b: DataType) -> DataType:
     return promote(a, b)
 
 
+# name -> (reference, PTO instruction, the elementwise op it applies with the broadcast vector)
 _ROW_EXPAND = {
-    "row_expand_add": (np.add, "trowexpandadd"), "row_expand_sub": (np.subtract, "trowexpandsub"),
-    "row_expand_mul": (np.multiply, "trowexpandmul"), "row_expand_div": (nm.trunc_div, "trowexpanddiv"),
+    "row_expand_add": (np.add, "trowexpandadd", block_ops.add),
+    "row_expand_sub": (np.subtract, "trowexpandsub", block_ops.sub),
+    "row_expand_mul": (np.multiply, "trowexpandmul", block_ops.mul),
+    "row_expand_div": (nm.trunc_div, "trowexpanddiv", block_ops.div),
 }
 _COL_EXPAND = {
-    "col_expand_add": (np.add, "tcolexpandadd"), "col_expand_sub": (np.subtract, "tcolexpandsub"),
-    "col_expand_mul": (np.multiply, "tcolexpandmul"), "col_expand_div": (nm.trunc_div, "tcolexpanddiv"),
+    "col_expand_add": (np.add, "tcolexpandadd", block_ops.add),
+    "col_expand_sub": (np.subtract, "tcolexpandsub", block_ops.sub),
+    "col_expand_mul": (np.multiply, "tcolexpandmul", block_ops.mul),
+    "col_expand_div": (nm.trunc_div, "tcolexpanddiv", block_ops.div),
 }
 
 
@@ -174,24 +192,26 @@ def _vec_ref(fn):
     return ref
 
 
-def _both(name: str, params, rule, ref, pto: str, doc: str) -> None:
-    define(f"block.{name}", params("tile"), rule(f"block.{name}", "block"), reference=ref, pto=pto, pipe=V,
-           doc=doc)
-    define(f"tensor.{name}", params("tensor"), rule(f"tensor.{name}", "tensor"), reference=ref,
-           tile_form=f"block.{name}", doc=doc)
-    unified(name, tensor=f"tensor.{name}", tile=f"block.{name}", doc=doc)
+def _both(name: str, params, rule, ref, pto: str, doc: str, traits: Traits, broadcasts=None) -> None:
+    tile = define(f"block.{name}", params("tile"), rule(f"block.{name}", "block"), traits=traits, reference=ref,
+                  pto=pto, pipe=V, broadcasts=broadcasts, doc=doc)
+    tensor = define(f"tensor.{name}", params("tensor"), rule(f"tensor.{name}", "tensor"), traits=traits,
+                    reference=ref, tile_form=tile, doc=doc)
+    unified(name, tensor=tensor, tile=tile, doc=doc)
 
 
 _both("row_expand", lambda k: [arg("input", k)], _row_expand_rule,
-      lambda a: np.broadcast_to(a[..., :1], a.shape).copy(), "trowexpand", "dst[i, j] = src[i, 0]")
-for _name, (_fn, _pto) in _ROW_EXPAND.items():
+      lambda a: np.broadcast_to(a[..., :1], a.shape).copy(), "trowexpand", "dst[i, j] = src[i, 0]",
+      Traits(ShapeClass.ROW_EXPAND, row_local=True))
+for _name, (_fn, _pto, _op) in _ROW_EXPAND.items():
     _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _vec_ref(_fn), _pto,
-          f"lhs[i, :] {_name.rsplit('_', 1)[1]} rhs[i, 0]")
+          f"lhs[i, :] {_name.rsplit('_', 1)[1]} rhs[i, 0]", ROW_EXPAND, _op)
 _both("col_expand", lambda k: [arg("target", k), arg("col", k)], _col_expand_rule,
-      lambda t, v: np.broadcast_to(v, t.shape).copy(), "tcolexpand", "broadcast a [1, N] row over target's rows")
-for _name, (_fn, _pto) in _COL_EXPAND.items():
+      lambda t, v: np.broadcast_to(v, t.shape).copy(), "tcolexpand", "broadcast a [1, N] row over target's rows",
+      Traits(ShapeClass.COL_EXPAND, row_local=True))
+for _name, (_fn, _pto, _op) in _COL_EXPAND.items():
     _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _col_expand_rule, _vec_ref(_fn), _pto,
-          f"lhs[:, j] {_name.rsplit('_', 1)[1]} rhs[0, j]")
+          f"lhs[:, j] {_name.rsplit('_', 1)[1]} rhs[0, j]", COL_EXPAND, _op)
 
 
 def _expands_rule(name: str, level: str):
@@ -207,4 +227,4 @@ def _expands_ref(t, s):
 
 
 _both("expands", lambda k: [arg("target", k), arg("value", "scalar")], _expands_rule, _expands_ref, "texpands",
-      "a tensor/tile shaped like target, filled with the scalar")
+      "a tensor/tile shaped like target, filled with the scalar", Traits(FILL.shape, row_local=True))

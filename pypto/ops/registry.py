@@ -26,11 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, PipeType, TensorLayout
 from pypto.ir.expr import Expr, Op
 from pypto.ir.op import OpError, register_op
 from pypto.ir.types import Type
+
+from .traits import ShapeClass, Traits
 
 OPERAND_KINDS = frozenset({"tensor", "tile", "value", "scalar", "shape", "index", "tuple", "any"})
 ATTR_KINDS = frozenset({"dtype", "memspace", "bool", "int", "float", "str", "number", "pipe", "cmp",
@@ -61,7 +64,7 @@ class Param:
 
     def __post_init__(self):
         if self.kind not in OPERAND_KINDS and self.kind not in ATTR_KINDS:
-            raise ValueError(f"unknown parameter kind {self.kind!r}")
+            raise InvalidValue(f"unknown parameter kind {self.kind!r}")
 
     @property
     def is_attr(self) -> bool:
@@ -74,7 +77,7 @@ def arg(name: str, kind: str = "value", default: Any = REQUIRED, optional: bool 
 
 def attr(name: str, kind: str, default: Any = REQUIRED, nullable: bool = False) -> Param:
     if kind not in ATTR_KINDS:
-        raise ValueError(f"{kind!r} is not an attribute kind")
+        raise InvalidValue(f"{kind!r} is not an attribute kind")
     return Param(name, kind, default, nullable=nullable)
 
 
@@ -99,8 +102,16 @@ class OpDef(Op):
     # index of the operand whose buffer the result reuses (store -> output tensor, matmul_acc -> acc)
     result_reuses: int | None = None
     # for tensor ops: the block op it becomes inside a kernel
-    tile_form: str | None = None
+    tile_form: OpDef | None = None
+    # shape class and traits (pypto/ops/traits.py)
+    traits: Traits = Traits(ShapeClass.ELEMENTWISE)
+    # for row/column expand ops: the elementwise op they apply with the broadcast vector
+    broadcasts: OpDef | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def shape_class(self) -> ShapeClass:
+        return self.traits.shape
 
     @property
     def operands(self) -> tuple[Param, ...]:
@@ -249,14 +260,14 @@ class Dispatch:
     arithmetic, by whether the right operand is a scalar."""
 
     name: str
-    tensor: str | None = None
-    tile: str | None = None
-    tensor_scalar: str | None = None
-    tile_scalar: str | None = None
+    tensor: OpDef | None = None
+    tile: OpDef | None = None
+    tensor_scalar: OpDef | None = None
+    tile_scalar: OpDef | None = None
     scalar: str | None = None  # a pure-scalar form (e.g. pl.cast on a Scalar), handled by the parser
     doc: str = ""
 
-    def choose(self, first_kind: str, rhs_is_scalar: bool) -> str | None:
+    def choose(self, first_kind: str, rhs_is_scalar: bool) -> OpDef | str | None:
         if first_kind == "tensor":
             return (self.tensor_scalar if rhs_is_scalar and self.tensor_scalar else self.tensor)
         if first_kind == "tile":
@@ -266,30 +277,70 @@ class Dispatch:
         return None
 
 
+class OpNamespace:
+    """The ops of one level by short name, as attributes: `block_ops.add`, `tensor_ops.row_sum`.
+    How code outside the registry refers to an op (an object, not a name built from strings)."""
+
+    def __init__(self, level: Level):
+        self._level = level
+        self._ops: dict[str, OpDef] = {}
+
+    def _add(self, short: str, op: OpDef) -> None:
+        self._ops[short] = op
+
+    def __getattr__(self, short: str) -> OpDef:
+        try:
+            return self.__dict__["_ops"][short]
+        except KeyError:
+            raise AttributeError(f"no {self.__dict__.get('_level', Level.BLOCK).value} op named {short!r}") from None
+
+    def __iter__(self):
+        return iter(self._ops.values())
+
+    def __contains__(self, op: object) -> bool:
+        return op in self._ops.values()
+
+
+tensor_ops = OpNamespace(Level.TENSOR)
+block_ops = OpNamespace(Level.BLOCK)
+system_ops = OpNamespace(Level.SYSTEM)
+_BY_LEVEL = {Level.TENSOR: tensor_ops, Level.BLOCK: block_ops, Level.SYSTEM: system_ops}
+
+
 # DSL namespaces: "pl", "pl.tensor", "pl.block" (alias "pl.tile"), "pl.system" -> name -> entry
 NAMESPACES: dict[str, dict[str, OpDef | Dispatch]] = {"pl": {}, "pl.tensor": {}, "pl.block": {},
                                                      "pl.system": {}}
 
 
-def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *, reference=None,
+def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *, traits: Traits, reference=None,
            pto: str | None = None, pipe: PipeType | None = None, aliases: tuple[str, ...] = (),
            family: str = "", doc: str = "", binder=None, result_reuses: int | None = None,
-           tile_form: str | None = None, dsl: tuple[str, ...] | None = None, **extra: Any) -> OpDef:
+           tile_form: OpDef | None = None, broadcasts: OpDef | None = None, dsl: tuple[str, ...] | None = None,
+           **extra: Any) -> OpDef:
     """Register an operator `name` ("tensor.add", "block.adds", ...).
 
-    `dsl` lists the `pl` spellings it is reachable as (default: its own namespace, e.g.
-    "pl.block.add"; block ops are also reachable as "pl.tile.<name>").
+    `traits` says what the compiler needs to know about it (pypto/ops/traits.py). `dsl` lists the
+    `pl` spellings it is reachable as (default: its own namespace, e.g. "pl.block.add"; block ops
+    are also reachable as "pl.tile.<name>"). The op is also `block_ops.<short>` /
+    `tensor_ops.<short>` / `system_ops.<short>` for code that refers to it.
     """
+    if not isinstance(traits, Traits):
+        raise InvalidType(f"op {name}: traits must be a pypto.ops.traits.Traits, got {traits!r}")
+    for rel, what in ((tile_form, "tile_form"), (broadcasts, "broadcasts")):
+        if rel is not None and not isinstance(rel, OpDef):
+            raise InvalidType(f"op {name}: {what} must be the OpDef itself, got {rel!r}")
     ns, short = name.split(".", 1)
     level = {"tensor": Level.TENSOR, "block": Level.BLOCK, "system": Level.SYSTEM}[ns]
     if ns == "block" and f"tile.{short}" not in aliases:
         aliases = (*aliases, f"tile.{short}")  # the later public name of the tile level
     op = OpDef(name, level=level, params=tuple(params), infer=infer, reference=reference, pto=pto,
                pipe=pipe, aliases=tuple(aliases), family=family or short, doc=doc, binder=binder,
-               result_reuses=result_reuses, tile_form=tile_form, extra=dict(extra))
+               result_reuses=result_reuses, tile_form=tile_form, traits=traits, broadcasts=broadcasts,
+               extra=dict(extra))
     if name in OPS:
-        raise ValueError(f"op {name} defined twice")
+        raise InvalidValue(f"op {name} defined twice")
     OPS[name] = op
+    _BY_LEVEL[level]._add(short, op)
     register_op(op, op.aliases)
     for spelling in (dsl if dsl is not None else (f"pl.{name}",)):
         add_dsl_name(spelling, op)
@@ -303,16 +354,29 @@ def add_dsl_name(spelling: str, entry: OpDef | Dispatch) -> None:
     table = NAMESPACES.setdefault(ns, {})
     prev = table.get(short)
     if prev is not None and prev is not entry:
-        raise ValueError(f"{spelling} bound twice")
+        raise InvalidValue(f"{spelling} bound twice")
     table[short] = entry
 
 
-def unified(name: str, *, tensor: str | None = None, tile: str | None = None,
-            tensor_scalar: str | None = None, tile_scalar: str | None = None, scalar: str | None = None,
+def unified(name: str, *, tensor: OpDef | None = None, tile: OpDef | None = None,
+            tensor_scalar: OpDef | None = None, tile_scalar: OpDef | None = None, scalar: str | None = None,
             doc: str = "") -> Dispatch:
     d = Dispatch(name, tensor, tile, tensor_scalar, tile_scalar, scalar, doc)
     add_dsl_name(f"pl.{name}", d)
     return d
+
+
+_EXTENSIONS: dict[str, str] = {}  # ops defined outside the package (pypto.extend): name -> description
+
+
+def note_extension(name: str, description: str) -> None:
+    """Record an op defined by `pypto.extend` (its description joins the compile cache's key)."""
+    _EXTENSIONS[name] = description
+
+
+def extension_fingerprint() -> str:
+    """The descriptions of every extension op defined in this process, in a stable order."""
+    return "\n".join(f"{k}={v}" for k, v in sorted(_EXTENSIONS.items()))
 
 
 def get_def(name: str) -> OpDef:
@@ -340,7 +404,7 @@ def ops_by_pto() -> dict[str, OpDef]:
 
 
 __all__ = [
-    "ATTR_KINDS", "Dispatch", "Level", "NAMESPACES", "OPERAND_KINDS", "OPS", "OpDef", "OpError", "Param",
-    "REQUIRED", "add_dsl_name", "arg", "attr", "coerce_attr", "define", "get_def", "lookup_dsl",
-    "ops_by_pto", "unified",
+    "ATTR_KINDS", "Dispatch", "Level", "NAMESPACES", "OPERAND_KINDS", "OPS", "OpDef", "OpError", "OpNamespace",
+    "Param", "REQUIRED", "add_dsl_name", "arg", "attr", "block_ops", "coerce_attr", "define", "get_def",
+    "lookup_dsl", "ops_by_pto", "system_ops", "tensor_ops", "unified",
 ]

@@ -8,6 +8,7 @@ from pypto.ir.enums import PipeType
 from pypto.ir.types import TileType
 
 from .registry import arg, attr, define, unified
+from .traits import LAYOUT, ShapeClass, Traits
 from .typing import (
     OpError,
     dims,
@@ -74,16 +75,21 @@ def _transpose_ref(x, *, axis1, axis2):
     return np.swapaxes(x, axis1, axis2).copy()
 
 
-define("block.reshape", [arg("input", "tile"), arg("shape", "shape")], _reshape_rule("block.reshape", "block"),
-       reference=_reshape_ref, pto="treshape", pipe=PipeType.V, doc="same elements, new shape (shares the buffer)")
-define("tensor.reshape", [arg("input", "tensor"), arg("shape", "shape")],
-       _reshape_rule("tensor.reshape", "tensor"), reference=_reshape_ref, tile_form="block.reshape",
-       doc="same elements, new shape")
-unified("reshape", tensor="tensor.reshape", tile="block.reshape")
+_block_reshape = define("block.reshape", [arg("input", "tile"), arg("shape", "shape")],
+                        _reshape_rule("block.reshape", "block"), traits=Traits(ShapeClass.LAYOUT, alias=True),
+                        reference=_reshape_ref, pto="treshape", pipe=PipeType.V,
+                        doc="same elements, new shape (shares the buffer)")
+_tensor_reshape = define("tensor.reshape", [arg("input", "tensor"), arg("shape", "shape")],
+                         _reshape_rule("tensor.reshape", "tensor"),
+                         traits=Traits(ShapeClass.LAYOUT, alias=True, task_level=True), reference=_reshape_ref,
+                         tile_form=_block_reshape, doc="same elements, new shape")
+unified("reshape", tensor=_tensor_reshape, tile=_block_reshape)
 
 _T_ATTRS = [attr("axis1", "int"), attr("axis2", "int")]
-define("block.transpose", [arg("input", "tile"), *_T_ATTRS], _transpose_rule("block.transpose", "block"),
-       reference=_transpose_ref, pto="ttrans", pipe=PipeType.V, doc="swap two axes")
-define("tensor.transpose", [arg("input", "tensor"), *_T_ATTRS], _transpose_rule("tensor.transpose", "tensor"),
-       reference=_transpose_ref, tile_form="block.transpose", doc="swap two axes")
-unified("transpose", tensor="tensor.transpose", tile="block.transpose")
+_block_transpose = define("block.transpose", [arg("input", "tile"), *_T_ATTRS],
+                          _transpose_rule("block.transpose", "block"), traits=LAYOUT, reference=_transpose_ref,
+                          pto="ttrans", pipe=PipeType.V, doc="swap two axes")
+_tensor_transpose = define("tensor.transpose", [arg("input", "tensor"), *_T_ATTRS],
+                           _transpose_rule("tensor.transpose", "tensor"), traits=LAYOUT, reference=_transpose_ref,
+                           tile_form=_block_transpose, doc="swap two axes")
+unified("transpose", tensor=_tensor_transpose, tile=_block_transpose)

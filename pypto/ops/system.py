@@ -6,6 +6,7 @@ from pypto.ir.enums import PipeType
 
 from .memory import UNIT
 from .registry import attr, define
+from .traits import SYNC
 
 
 def _unit(args, kw):
@@ -23,10 +24,10 @@ def _sync_rule(name: str):
 
 
 _SYNC = [attr("set_pipe", "pipe"), attr("wait_pipe", "pipe"), attr("event_id", "int", 0)]
-define("system.sync_src", _SYNC, _sync_rule("system.sync_src"), pto="set_flag",
+define("system.sync_src", _SYNC, _sync_rule("system.sync_src"), traits=SYNC, pto="set_flag",
        doc="producer side: set_pipe signals event_id to wait_pipe")
-define("system.sync_dst", _SYNC, _sync_rule("system.sync_dst"), pto="wait_flag",
+define("system.sync_dst", _SYNC, _sync_rule("system.sync_dst"), traits=SYNC, pto="wait_flag",
        doc="consumer side: wait_pipe waits for event_id from set_pipe")
-define("system.bar_v", [], _unit, pto="pipe_barrier", pipe=PipeType.V, doc="barrier within the vector pipe")
-define("system.bar_m", [], _unit, pto="pipe_barrier", pipe=PipeType.M, doc="barrier within the matrix pipe")
-define("system.bar_all", [], _unit, pto="pipe_barrier", pipe=PipeType.ALL, doc="barrier across all pipes")
+define("system.bar_v", [], _unit, traits=SYNC, pto="pipe_barrier", pipe=PipeType.V, doc="barrier within the vector pipe")
+define("system.bar_m", [], _unit, traits=SYNC, pto="pipe_barrier", pipe=PipeType.M, doc="barrier within the matrix pipe")
+define("system.bar_all", [], _unit, traits=SYNC, pto="pipe_barrier", pipe=PipeType.ALL, doc="barrier across all pipes")

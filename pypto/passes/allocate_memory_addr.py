@@ -22,16 +22,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pypto.backend.target import Target
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import MemRef, Var, make_memref
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 from pypto.ir.stmt import seq, stmt_list
+from pypto.ir.variables import is_alloc
+from pypto.target import Target
 
+from .analysis.memory_report import largest_live_tiles, memory_report, write_memory_report
+from .analysis.tile_liveness import linear_lifetimes
 from .base import IRProperty, Pass, PassContext, PassError
-from .liveness import MemRefRewriter, alloc_stmt, is_alloc, linear_lifetimes
-from .memory_report import largest_live_tiles, memory_report, write_memory_report
+from .memrefs import MemRefRewriter, alloc_stmt
 
 
 def align_up(n: int, alignment: int) -> int:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from pypto.backend.target import BackendType, Target, target_for
 from pypto.ir.diagnostics import CompileError
 from pypto.ir.function import Function, Program
+from pypto.target import BackendType, Target, target_for
 
 
 class IRProperty(enum.Enum):

@@ -32,7 +32,7 @@ tensor op with no tile form, a kernel returning a scalar.
 from __future__ import annotations
 
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var
+from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Op, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.op import OpError, create_op_call
 from pypto.ir.span import Span
@@ -52,11 +52,12 @@ from pypto.ir.stmt import (
 from pypto.ir.structural import structural_equal
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, rebuild
-from pypto.ops.registry import Level, OpDef
+from pypto.ir.walk import make_body, make_else
+from pypto.ops.registry import Level, OpDef, block_ops
+from pypto.ops.traits import ShapeClass
 
 from .base import IRProperty, Pass, PassContext, PassError
 from .full_reductions import lower_full_reductions
-from .ir_utils import make_body, make_else
 from .outline_utils import bind_value_calls, block_of, flatten_items, is_kernel, rewrite_kernel_calls
 from .tiling import DYNAMIC_HINT, TileVal, Window, add_index, build_tiled_body, lower, plan_tiling, zeros
 
@@ -119,9 +120,11 @@ class _Remap(IRMutator):
         return v.tensor
 
 
-# ops whose kernel-level result is still a region of a DDR tensor (a Window), not a tile
-_WINDOW_OPS = frozenset({"block.store", "tile.store", "tensor.view", "tensor.slice", "tensor.assemble",
-                         "tensor.reshape"})
+def _yields_region(op: object) -> bool:
+    """Does the op's kernel-level result stay a region of a DDR tensor (a Window), not a tile? Views
+    and reshapes of a tensor, and the ops that write into one and return it (store, assemble)."""
+    return isinstance(op, OpDef) and op.shape_class in (ShapeClass.WINDOW, ShapeClass.LAYOUT) and (
+        op.traits.alias or op.result_reuses is not None)
 
 
 def _computed_yields(s: ForStmt | WhileStmt) -> set[int]:
@@ -134,7 +137,7 @@ def _computed_yields(s: ForStmt | WhileStmt) -> set[int]:
     out = set()
     for k, e in enumerate(body[-1].values):
         d = defs.get(e) if isinstance(e, Var) else None
-        if isinstance(d, Call) and isinstance(d.type, TensorType) and d.op_name not in _WINDOW_OPS:
+        if isinstance(d, Call) and isinstance(d.type, TensorType) and not _yields_region(d.op):
             out.add(k)
     return out
 
@@ -155,13 +158,13 @@ class KernelConverter:
 
     # ---- building blocks ----------------------------------------------------------------------
 
-    def op(self, name: str, args: list, kwargs: dict, span: Span) -> Call:
+    def op(self, name: str | Op, args: list, kwargs: dict, span: Span) -> Call:
         args = [MakeTuple(tuple(ConstInt(d) if isinstance(d, int) else d for d in a)) if isinstance(a, (list, tuple))
                 else a for a in args]
         try:
             return create_op_call(name, args, kwargs, span)
         except OpError as e:
-            raise PassError(f"cannot lower to {name}: {e.message}", span, hint=e.hint) from None
+            raise PassError(f"cannot lower to {getattr(name, 'name', name)}: {e.message}", span, hint=e.hint) from None
 
     def let(self, name: str, value: Expr, span: Span) -> Var:
         v = Var(name, value.type, span=span)
@@ -207,14 +210,14 @@ class KernelConverter:
         try:
             if isinstance(v, TileVal):
                 t = self.let(f"{v.var.name}_{space.name.lower()}",
-                             self.op("block.move", [v.var], {"target_memory": space, "transpose": transpose}, span), span)
+                             self.op(block_ops.move, [v.var], {"target_memory": space, "transpose": transpose}, span), span)
             elif space in (Vec, Mat):
                 t = self.load(v, space, transpose, e, span)
             else:
                 base = self.as_tile(v, Mat if space in (MemorySpace.Left, MemorySpace.Right) else Vec, transpose, span)
                 self.items = v.slot
                 t = self.let(f"{base.name}_{space.name.lower()}",
-                             self.op("block.move", [base], {"target_memory": space}, span), span)
+                             self.op(block_ops.move, [base], {"target_memory": space}, span), span)
         finally:
             self.items = saved
         v.cache[key] = t
@@ -233,7 +236,7 @@ class KernelConverter:
         base = e.name if isinstance(e, Var) else getattr(w.tensor, "name", "t")
         name = base + ("_tile" if space is Vec else f"_{space.name.lower()}")
         valid = w.valid if w.valid is not None else tuple(shape)
-        return self.let(name, self.op("block.load", [w.tensor, w.offsets, tuple(shape), valid],
+        return self.let(name, self.op(block_ops.load, [w.tensor, w.offsets, tuple(shape), valid],
                                       {"target_memory": space, "transpose": transpose}, span), span)
 
     def tile_for_store(self, e: Expr, s: Stmt) -> Var:
@@ -268,7 +271,7 @@ class KernelConverter:
             tile = self.tile_for_store(e, ret)
             out = self.out_param(e, i)
             values.append(self.let(f"{out.name.removesuffix('_out')}_store",
-                                   self.op("block.store", [tile, zeros(out.type.rank), out], {}, ret.span), ret.span))
+                                   self.op(block_ops.store, [tile, zeros(out.type.rank), out], {}, ret.span), ret.span))
         self.items.append(ReturnStmt(tuple(values), span=ret.span))
         return self.items, self.outs
 
@@ -345,18 +348,18 @@ class KernelConverter:
 
     def block_op(self, var: Var | None, c: Call, s: Stmt) -> None:
         """User-written tile code: operands follow the converted values; stores mark outputs."""
-        name = c.op_name
+        op = c.op
         args = list(c.args)
-        if name == "block.load" and isinstance(self.value(args[0]), TileVal):
+        if op is block_ops.load and isinstance(self.value(args[0]), TileVal):
             # a tensor computed by tensor ops is already a tile: take the window of it
             t = self.as_tile(args[0], Vec, span=s.span)
-            call = self.op("block.view", [t, self.remap.visit(args[2]), self.remap.visit(args[1]),
+            call = self.op(block_ops.view, [t, self.remap.visit(args[2]), self.remap.visit(args[1]),
                                           *(self.remap.visit(a) for a in args[3:])], {}, s.span)
         else:
-            for i in ([0] if name == "block.load" else [2] if name == "block.store" else []):
+            for i in ([0] if op is block_ops.load else [2] if op is block_ops.store else []):
                 w = self.value(args[i])
                 if isinstance(w, Window):
-                    (self.written if name == "block.store" else self.read).add(w.root)
+                    (self.written if op is block_ops.store else self.read).add(w.root)
                     if not w.full:  # a view of a parameter: offsets relative to the parameter
                         offs = self.remap.visit(args[1])
                         args[1] = MakeTuple(tuple(add_index(a, b) for a, b in zip(w.offsets, offs.elements)))
@@ -365,10 +368,10 @@ class KernelConverter:
             if all(a is b for a, b in zip(new_args, c.args)):
                 call = c
             else:
-                call = self.op(name, list(new_args), dict(c.kwargs), s.span)
+                call = self.op(op, list(new_args), dict(c.kwargs), s.span)
         if var is None:
             self.items.append(s if call is c else EvalStmt(call, span=s.span))
-            if name == "block.store":
+            if op is block_ops.store:
                 self.written.add(self._root(c.args[2]))
             return
         nv = var if structural_equal(var.type, call.type) else Var(var.name, call.type, span=var.span)
@@ -378,7 +381,7 @@ class KernelConverter:
         if isinstance(nv.type, TileType):
             self.bind(var, TileVal(nv, slot))
         elif isinstance(nv.type, TensorType):
-            root = self._root(c.args[2]) if name == "block.store" else None
+            root = self._root(c.args[2]) if op is block_ops.store else None
             self.bind(var, Window(nv, root, zeros(nv.type.rank), nv.type.shape, None, slot, alias=True))
 
     def _root(self, e: Expr) -> Var | None:

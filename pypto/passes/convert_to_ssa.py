@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pypto.ir.evaluate import zero_of
 from pypto.ir.expr import ConstInt, DynVar, Expr, IterArg, MakeTuple, MemRef, Op, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.names import LazyNames
 from pypto.ir.node import replace
 from pypto.ir.op import create_op_call
 from pypto.ir.span import Span
@@ -22,21 +24,13 @@ from pypto.ir.stmt import (
     YieldStmt,
 )
 from pypto.ir.types import TensorType, TileType, Type, is_constant_type
+from pypto.ir.variables import assigned_vars, expr_vars
 from pypto.ir.visitor import IRMutator
+from pypto.ir.walk import body_stmts, flatten_stmts, make_body, split_yield, walk_stmts
+from pypto.ops.registry import block_ops, tensor_ops
 
+from .analysis.var_liveness import Liveness
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import (
-    LazyNames,
-    Liveness,
-    assigned_vars,
-    body_stmts,
-    expr_vars,
-    flatten_stmts,
-    make_body,
-    split_yield,
-    walk_stmts,
-    zero_of,
-)
 
 
 class ConvertToSSA(FunctionPass):
@@ -113,10 +107,10 @@ def placeholder(v: Var, span: Span) -> Expr:
     if z is not None:
         return z
     if isinstance(t, TensorType):
-        return create_op_call("tensor.create", [MakeTuple(t.shape, span=span)], {"dtype": t.dtype, "layout": t.layout},
+        return create_op_call(tensor_ops.create, [MakeTuple(t.shape, span=span)], {"dtype": t.dtype, "layout": t.layout},
                               span)
     if isinstance(t, TileType) and t.is_static:
-        return create_op_call("block.create_tile", [MakeTuple(t.shape, span=span)],
+        return create_op_call(block_ops.create_tile, [MakeTuple(t.shape, span=span)],
                               {"dtype": t.dtype, "target_memory": t.space}, span)
     raise PassError(f"variable '{v.name}' is assigned inside this loop and used after it, but has no value before the "
                     "loop", span, hint=f"assign '{v.name}' before the loop")

@@ -18,23 +18,15 @@ from pypto.ir.expr import (
     scalar_type,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.names import NameGen
 from pypto.ir.node import replace
+from pypto.ir.rewrite import StmtRewriter, substitute
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt
 from pypto.ir.types import ScalarType
+from pypto.ir.variables import assigned_vars, expr_vars
+from pypto.ir.walk import body_stmts, make_body, make_else, split_yield, walk_stmts
 
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import (
-    NameGen,
-    StmtRewriter,
-    assigned_vars,
-    body_stmts,
-    expr_vars,
-    make_body,
-    make_else,
-    split_yield,
-    substitute,
-    walk_stmts,
-)
 from .loop_bounds import as_index, check_constant_step, in_range, next_in_range, step_check
 
 

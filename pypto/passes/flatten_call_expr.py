@@ -17,7 +17,9 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.names import LazyNames
 from pypto.ir.node import replace
+from pypto.ir.rewrite import StmtRewriter, substitute
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -30,19 +32,11 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.structural import structural_equal
 from pypto.ir.types import ScalarType, Type, is_constant_type
+from pypto.ir.variables import expr_vars
 from pypto.ir.visitor import IRMutator, rebuild
+from pypto.ir.walk import has_call, make_body, split_yield, walk_stmts
 
 from .base import FunctionPass, IRProperty, PassContext
-from .ir_utils import (
-    LazyNames,
-    StmtRewriter,
-    expr_vars,
-    has_call,
-    make_body,
-    split_yield,
-    substitute,
-    walk_stmts,
-)
 
 
 class FlattenCallExpr(FunctionPass):

@@ -18,16 +18,16 @@ from pypto.ir.expr import Call, ConstInt, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.node import replace
 from pypto.ir.op import create_op_call
+from pypto.ir.rewrite import StmtRewriter
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType
-
-from .ir_utils import StmtRewriter
-
-_FULL = frozenset({"block.sum", "block.max", "block.min"})
+from pypto.ops.registry import block_ops
+from pypto.ops.traits import ShapeClass
 
 
 def is_full_reduction(c: object) -> bool:
-    return (isinstance(c, Call) and c.op_name in _FULL and c.kwarg("axis") is None
+    return (isinstance(c, Call) and getattr(c.op, "shape_class", None) is ShapeClass.AXIS_REDUCE
+            and c.kwarg("axis") is None
             and isinstance(c.args[0].type, TileType) and c.args[0].type.rank in (1, 2))
 
 
@@ -54,7 +54,7 @@ class _Lower(StmtRewriter):
             return out
         whole = let("all", cur_call)
         idx = MakeTuple(tuple(ConstInt(0) for _ in range(src.type.rank)))
-        out.append(AssignStmt(s.var, create_op_call("block.read", [whole, idx], {}, sp), span=sp))
+        out.append(AssignStmt(s.var, create_op_call(block_ops.read, [whole, idx], {}, sp), span=sp))
         return out
 
 

@@ -50,10 +50,12 @@ from pypto.ir.stmt import (
     stmt_list,
 )
 from pypto.ir.types import TileType
+from pypto.ir.variables import is_alloc, is_tile_var
 from pypto.ir.visitor import rebuild
 
+from .analysis.buffer_sharing import hard_share_source, updated_operand
+from .analysis.tile_liveness import Liveness, analyze, tile_defs
 from .base import FunctionPass, IRProperty, PassContext
-from .liveness import Liveness, analyze, hard_share_source, is_alloc, is_tile_var, tile_defs, updated_operand
 from .memory_reuse import LazyNames, Splicer, move_of, plan_buffers
 
 

@@ -28,6 +28,7 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.rewrite import Substitute, clone_fresh, substitute
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -45,7 +46,6 @@ from pypto.ir.types import ShapedType, TupleType
 from pypto.ir.visitor import IRVisitor
 
 from .base import IRProperty, Pass, PassContext, PassError
-from .ir_utils import Substitute, clone_fresh, substitute
 from .outline_utils import callers_of, calls_in, is_kernel
 
 _ATOMS = (Var, ConstInt, ConstFloat, ConstBool)

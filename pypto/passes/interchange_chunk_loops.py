@@ -7,11 +7,12 @@ from pypto.ir.enums import ForKind, LoopOrigin, ScopeKind
 from pypto.ir.expr import Expr, IterArg
 from pypto.ir.function import Function, Program
 from pypto.ir.node import replace
+from pypto.ir.rewrite import StmtRewriter, substitute
 from pypto.ir.stmt import AssignStmt, ForStmt, ScopeStmt, Stmt, YieldStmt
 from pypto.ir.types import ScalarType
+from pypto.ir.walk import body_stmts, has_call, make_body, split_yield, walk_stmts
 
 from .base import FunctionPass, IRProperty, PassContext
-from .ir_utils import StmtRewriter, body_stmts, has_call, make_body, split_yield, substitute, walk_stmts
 
 
 def _is(s: Stmt, origin: LoopOrigin) -> bool:

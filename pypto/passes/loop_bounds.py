@@ -18,6 +18,7 @@ expressions that stay exact:
 
 from __future__ import annotations
 
+from pypto.errors import InvalidValue
 from pypto.ir.dtype import DataType
 from pypto.ir.expr import (
     Add,
@@ -49,7 +50,7 @@ def range_len(start: int, stop: int, step: int) -> int:
     """len(range(start, stop, step)) for Python ints of any size (len() itself raises OverflowError
     past sys.maxsize)."""
     if step == 0:
-        raise ValueError("range() arg 3 must not be zero")
+        raise InvalidValue("range() arg 3 must not be zero")
     return max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import Call, IterArg, MemRef, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.names import LazyNames
 from pypto.ir.op import create_op_call
 from pypto.ir.span import Span
 from pypto.ir.stmt import (
@@ -49,20 +50,14 @@ from pypto.ir.stmt import (
     stmt_list,
 )
 from pypto.ir.types import TileType
+from pypto.ir.variables import is_tile_var
 from pypto.ir.visitor import IRMutator, rebuild, retype
+from pypto.ops.registry import block_ops
 
+from .analysis.buffer_sharing import hard_share_source
+from .analysis.tile_liveness import Liveness, analyze
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import LazyNames
-from .liveness import (
-    Liveness,
-    alloc_stmt,
-    analyze,
-    fresh_memref,
-    hard_share_source,
-    is_tile_var,
-    retype_call,
-    split_allocs,
-)
+from .memrefs import alloc_stmt, fresh_memref, retype_call, split_allocs
 
 _MAX_ROUNDS = 16
 
@@ -121,7 +116,7 @@ class Splicer(IRMutator):
 
 def move_of(src: Var, space: MemorySpace, name: str, span: Span) -> tuple[Var, AssignStmt]:
     """(v, `v = block.move(src, target_memory=space)`), v a new variable called `name`."""
-    call = create_op_call("block.move", [src], {"target_memory": space}, span)
+    call = create_op_call(block_ops.move, [src], {"target_memory": space}, span)
     v = Var(name, call.type, span=src.span)
     return v, AssignStmt(v, call, span=span)
 
@@ -395,7 +390,7 @@ class _ApplyEdits(Splicer):
             rv = self.mutate_def(rv)
             if i in e.ret:
                 inner = Var(self.names.fresh(rv.name, "mv"), rv.type, span=rv.span)
-                call = create_op_call("block.move", [inner], {"target_memory": rv.type.space}, s.span)
+                call = create_op_call(block_ops.move, [inner], {"target_memory": rv.type.space}, s.span)
                 post.append(AssignStmt(rv, call, span=s.span))
                 rv = inner
             rets.append(rv)

@@ -25,12 +25,14 @@ from pypto.ir.expr import Call, ConstInt, DynVar, Expr, GlobalVar, MakeTuple, Tu
 from pypto.ir.function import Function, Program
 from pypto.ir.node import replace
 from pypto.ir.op import create_op_call
+from pypto.ir.rewrite import clone_fresh, substitute
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, seq, stmt_list
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
+from pypto.ir.walk import walk_stmts
+from pypto.ops.registry import tensor_ops
 
 from .base import IRProperty, Pass, PassContext, PassError
-from .ir_utils import clone_fresh, substitute, walk_stmts
 from .outline_utils import (
     callees,
     defined_vars,
@@ -100,7 +102,7 @@ class _Outliner(IRMutator):
         self.valid_views: dict[Var, tuple[Expr, ...]] = {
             st.var: st.value.args[3].elements for st in walk_stmts(fn.body)
             if isinstance(st, AssignStmt) and isinstance(st.value, Call)
-            and st.value.op_name in ("tensor.view", "tensor.slice") and len(st.value.args) > 3
+            and st.value.op is tensor_ops.view and len(st.value.args) > 3
             and isinstance(st.value.args[3], MakeTuple)}
 
     def visit_SeqStmts(self, s: SeqStmts) -> Stmt:
@@ -182,10 +184,10 @@ def _outline(name: str, body: list[Stmt], uses: Counter, scope: ScopeStmt,
             dims = []
             for k in range(v.type.rank):
                 d = Var(f"{p.name}_valid{k}", scalar_type(DataType.INDEX), span=sp)
-                head.append(AssignStmt(d, create_op_call("tensor.dim", [p], {"axis": k}, sp), span=sp))
+                head.append(AssignStmt(d, create_op_call(tensor_ops.dim, [p], {"axis": k}, sp), span=sp))
                 dims.append(d)
             zeros = MakeTuple(tuple(ConstInt(0) for _ in dims))
-            call = create_op_call("tensor.view", [p, MakeTuple(tuple(v.type.shape)), zeros, MakeTuple(tuple(dims))], {},
+            call = create_op_call(tensor_ops.view, [p, MakeTuple(tuple(v.type.shape)), zeros, MakeTuple(tuple(dims))], {},
                                   sp)
             pv = Var(f"{p.name}_valid", call.type, span=sp)
             head.append(AssignStmt(pv, call, span=sp))

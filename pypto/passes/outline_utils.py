@@ -1,7 +1,7 @@
 """Helpers shared by the outlining passes (InlineFunctions, ScopeTensorOps, OutlineIncoreScopes,
-ConvertTensorToBlockOps) that `ir_utils` does not have: use counts, the free variables of a region
+ConvertTensorToBlockOps) that the IR toolkit (`pypto.ir.variables`, `pypto.ir.rewrite`) does not have: use counts, the free variables of a region
 (dynamic dimensions included, and what the types of the free variables mention), the call graph,
-and the rewrite of kernel call sites. Substitution and cloning come from `ir_utils`.
+and the rewrite of kernel call sites. Substitution and cloning come from `pypto.ir.rewrite`.
 
 All walks here look inside types: a shape may mention a scalar variable or a dynamic dimension,
 and code moved between functions must carry those along.
@@ -17,13 +17,13 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, DynVar, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.node import Node
+from pypto.ir.rewrite import substitute
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt, seq
 from pypto.ir.types import Type, is_constant_type
+from pypto.ir.variables import defined_vars as _defined_vars
 from pypto.ir.visitor import IRMutator, IRVisitor
-
-from .ir_utils import defined_vars as _defined_vars
-from .ir_utils import substitute
+from pypto.ops.registry import tensor_ops
 
 
 class _Uses(IRVisitor):
@@ -61,7 +61,7 @@ def defined_vars(node: Node | Iterable[Stmt]) -> list[Var]:
 
 def free_vars(node: Node | Iterable[Stmt]) -> list[Var]:
     """Variables used inside `node` but not bound there, in order of first use. Unlike
-    `ir_utils.free_vars` this includes dynamic dimensions (the caller decides what to do with
+    `pypto.ir.variables.free_vars` this includes dynamic dimensions (the caller decides what to do with
     them) and what the types of the free variables mention (a shape held in a scalar)."""
     nodes = list(_nodes(node))
     bound = set()
@@ -294,7 +294,7 @@ class _CallSites(IRMutator):
                     got = t.shape[axis]  # the caller's own expression of the size (bound there)
                 else:
                     got = Var(f"{getattr(src, 'name', 'arg')}_dim{axis}", ScalarType(DataType.INDEX), span=span)
-                    pre.append(AssignStmt(got, create_op_call("tensor.dim", [src], {"axis": axis}, span), span=span))
+                    pre.append(AssignStmt(got, create_op_call(tensor_ops.dim, [src], {"axis": axis}, span), span=span))
                 known[d] = got
             return got
 
@@ -308,7 +308,7 @@ class _CallSites(IRMutator):
                 else:
                     shape.append(substitute(d, {v: dim(v) for v in free_vars(EvalStmt(d)) if v in known or v in where
                                                 or isinstance(v, DynVar)}))
-            call = create_op_call("tensor.create", [MakeTuple(tuple(shape))], {"dtype": t.dtype, "layout": t.layout},
+            call = create_op_call(tensor_ops.create, [MakeTuple(tuple(shape))], {"dtype": t.dtype, "layout": t.layout},
                                   span)
             v = Var(o.name, call.type, span=span)
             pre.append(AssignStmt(v, call, span=span))

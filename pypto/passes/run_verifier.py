@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pypto.errors import InvalidValue
 from pypto.ir.function import Program
 from pypto.ir.verifier import render_diagnostics, verify
 
@@ -28,7 +29,7 @@ class RunVerifier(Pass):
 
     def __init__(self, options: RunVerifierOptions | None = None, *, rules: tuple[str, ...] | None = None) -> None:
         if options is not None and rules is not None:
-            raise ValueError("give RunVerifier either options or rules, not both")
+            raise InvalidValue("give RunVerifier either options or rules, not both")
         self.options = options or RunVerifierOptions(tuple(rules) if rules is not None else None)
 
     def run(self, program: Program, ctx: PassContext) -> Program:

@@ -37,14 +37,10 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRVisitor, rebuild
-from pypto.ops.registry import Level, OpDef
+from pypto.ops.registry import Level, OpDef, tensor_ops
 
 from .base import IRProperty, Pass, PassContext
 from .outline_utils import bind_value_calls, is_kernel, use_counts
-
-# tensor ops the orchestration runs itself (everything else at tensor level is kernel work)
-ORCHESTRATION_OPS = frozenset({"tensor.create", "tensor.view", "tensor.reshape", "tensor.read", "tensor.write",
-                               "tensor.dim"})
 
 COMPUTE, SCALAR, OTHER = "compute", "scalar", "other"
 
@@ -70,7 +66,7 @@ def is_compute_call(e: Expr) -> bool:
     if not isinstance(e, Call) or isinstance(e.op, GlobalVar) or not isinstance(e.op, OpDef):
         return False
     if e.op.level is Level.TENSOR:
-        return e.op.name not in ORCHESTRATION_OPS
+        return not e.op.traits.task_level  # (the task program does those itself)
     return True  # block.* and system.*
 
 
@@ -78,7 +74,7 @@ class _HasCall(IRVisitor):
     found = False
 
     def visit_Call(self, c: Call) -> None:
-        if c.op_name != "tensor.dim":
+        if c.op is not tensor_ops.dim:
             self.found = True
         self.generic_visit(c)
 
@@ -105,11 +101,10 @@ def _scope_function(fn: Function, budget: int) -> Function:
 
 
 def _row_local(s: Stmt) -> bool:
-    from .tiling import ROW_LOCAL_OPS
+    from .tiling import row_local
 
     v = s.value if isinstance(s, AssignStmt) else None
-    return not isinstance(v, Call) or v.op_name in ROW_LOCAL_OPS or v.op_name == "tensor.matmul" \
-        or v.op_name == "tensor.dim"
+    return not isinstance(v, Call) or row_local(v.op) or v.op is tensor_ops.matmul or v.op is tensor_ops.dim
 
 
 def _needs_row_tiling(run: list[Stmt], budget: int) -> bool:
@@ -120,7 +115,7 @@ def _needs_row_tiling(run: list[Stmt], budget: int) -> bool:
         t = s.var.type if isinstance(s, AssignStmt) else None
         if not isinstance(t, TensorType):
             continue
-        if isinstance(s.value, Call) and s.value.op_name == "tensor.assemble":
+        if isinstance(s.value, Call) and s.value.op is tensor_ops.assemble:
             continue  # written into its target tensor in place: no tile of its shape
         n = t.nbytes()
         if n is None:
@@ -206,4 +201,4 @@ class _Scoper:
         return out
 
 
-__all__ = ["ORCHESTRATION_OPS", "ScopeTensorOps", "classify", "is_compute_call"]
+__all__ = ["ScopeTensorOps", "classify", "is_compute_call"]

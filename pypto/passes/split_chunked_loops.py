@@ -18,21 +18,14 @@ from pypto.ir.expr import (
     scalar_type,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.names import NameGen
 from pypto.ir.node import replace
+from pypto.ir.rewrite import StmtRewriter, clone_fresh, substitute
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, ForStmt, ScopeStmt, Stmt, YieldStmt
+from pypto.ir.walk import body_stmts, make_body, split_yield, walk_stmts
 
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import (
-    NameGen,
-    StmtRewriter,
-    body_stmts,
-    clone_fresh,
-    make_body,
-    split_yield,
-    substitute,
-    walk_stmts,
-)
 from .loop_bounds import check_constant_step, step_check, trip_count
 from .unroll_loops import expand_unroll
 

@@ -35,7 +35,8 @@ from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, seq, stmt_list
 from pypto.ir.structural import structural_equal
 from pypto.ir.types import ScalarType, TensorType
-from pypto.ops.registry import OPS
+from pypto.ops.registry import Level, OpDef, block_ops, tensor_ops
+from pypto.ops.traits import ShapeClass
 from pypto.ops.typing import dim_eq
 
 from .base import PassError
@@ -96,25 +97,20 @@ def add_index(a: Expr, b: Expr) -> Expr:
 # ---------------------------------------------------------------------------------------------
 # one tensor op -> tile ops (`conv` is the ConvertTensorToBlockOps kernel converter)
 
-_BINARY = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
-_EXPANDS = frozenset({"add", "sub", "mul", "div"})
-_COMMUTATIVE = frozenset({"add", "mul"})
-_REDUCTIONS = frozenset({"tensor.row_sum", "tensor.row_max", "tensor.row_min"})
-
-
 def lower(conv, c: Call, s: Stmt):
     """The converted value of the tensor op `c` (statement `s`): a TileVal or Window bound to the
-    statement's variable, or an expression (a scalar, or the call of an effect) to emit."""
+    statement's variable, or an expression (a scalar, or the call of an effect) to emit. By the
+    op: a rule of its own (SPECIAL), else by its shape class, else its tile form."""
     name = c.op_name
     hint = s.var.name if isinstance(s, AssignStmt) else name.split(".")[1]
-    special = _SPECIAL.get(name)
+    special = SPECIAL.get(c.op)
     if special is not None:
         return special(conv, c, s, hint)
-    if name in _REDUCTIONS:
+    shape = getattr(c.op, "shape_class", None)
+    if shape is ShapeClass.ROW_REDUCE:
         return _reduce(conv, c, s, hint)
-    family = name.split(".")[1]
-    if family in _BINARY:
-        return _binary(conv, c, s, hint, family)
+    if shape is ShapeClass.ELEMENTWISE and _two_tensors(c.op):
+        return _binary(conv, c, s, hint)
     form = c.op.tile_form
     if form is None:
         raise PassError(f"{name} cannot run inside a kernel (it has no tile form)", s.span,
@@ -138,39 +134,53 @@ def _static(conv, shape: Expr, s: Stmt) -> tuple[int, ...]:
     return tuple(d.value for d in dims)
 
 
-def _binary(conv, c: Call, s: Stmt, hint: str, family: str):
+def _two_tensors(op) -> bool:
+    return [p.kind for p in op.operands] == ["tensor", "tensor"]
+
+
+def _binary(conv, c: Call, s: Stmt, hint: str):
+    """A binary elementwise tensor op. A [R, 1] / [1, C] operand against an [R, C] one becomes the
+    op's row / column expand form where it has one (the broadcast operand goes right, which a
+    commutative op allows)."""
     a = conv.as_tile(c.args[0], Vec, span=s.span)
     b = conv.as_tile(c.args[1], Vec, span=s.span)
     sa, sb = a.type.static_shape(), b.type.static_shape()
-    op = f"block.{family}"
-    if sa != sb and len(sa) == 2 and len(sb) == 2:
-        if family in _COMMUTATIVE and (sa[1] == 1 or sa[0] == 1) and sb[0] != 1 and sb[1] != 1:
+    op = c.op.tile_form
+    row, col = expand_form(op, ShapeClass.ROW_EXPAND), expand_form(op, ShapeClass.COL_EXPAND)
+    if sa != sb and len(sa) == 2 and len(sb) == 2 and (row or col):
+        if c.op.traits.commutative and (sa[1] == 1 or sa[0] == 1) and sb[0] != 1 and sb[1] != 1:
             a, b, sa, sb = b, a, sb, sa  # the broadcast operand goes right
-        if family in _EXPANDS and sb[1] == 1 and sa[1] != 1 and sb[0] == sa[0]:
-            op = f"block.row_expand_{family}"
-        elif family in _EXPANDS and sb[0] == 1 and sa[0] != 1 and sb[1] == sa[1]:
-            op = f"block.col_expand_{family}"
+        if row and sb[1] == 1 and sa[1] != 1 and sb[0] == sa[0]:
+            op = row
+        elif col and sb[0] == 1 and sa[0] != 1 and sb[1] == sa[1]:
+            op = col
     return conv.tile(hint, conv.op(op, [a, b], {}, s.span), s.span)
+
+
+def expand_form(op, shape: ShapeClass):
+    """The block op that applies `op` with a broadcast row (ROW_EXPAND) or column (COL_EXPAND)
+    vector, or None."""
+    return next((e for e in block_ops if e.broadcasts is op and e.shape_class is shape), None)
 
 
 def _reduce(conv, c: Call, s: Stmt, hint: str):
     x = conv.as_tile(c.args[0], Vec, span=s.span)
     shape = x.type.static_shape()
-    op = "block." + c.op_name.split(".")[1]
+    op = c.op.tile_form
     if len(shape) == 1:  # a vector reduces as one row
-        x = conv.let(f"{x.name}_row", conv.op("block.reshape", [x, (1, shape[0])], {}, s.span), s.span)
+        x = conv.let(f"{x.name}_row", conv.op(block_ops.reshape, [x, (1, shape[0])], {}, s.span), s.span)
         shape = (1, shape[0])
-    tmp = conv.let(f"{hint}_tmp", conv.op("block.create_tile", [shape], {"dtype": x.type.dtype,
+    tmp = conv.let(f"{hint}_tmp", conv.op(block_ops.create_tile, [shape], {"dtype": x.type.dtype,
                                                                        "target_memory": Vec}, s.span), s.span)
     out = conv.tile(hint, conv.op(op, [x, tmp], {}, s.span), s.span)
     if len(c.type.shape) == 1:
-        return conv.tile(hint, conv.op("block.reshape", [out.var, (1,)], {}, s.span), s.span)
+        return conv.tile(hint, conv.op(block_ops.reshape, [out.var, (1,)], {}, s.span), s.span)
     return out
 
 
 def _matmul(conv, c: Call, s: Stmt, hint: str):
     kw = dict(c.kwargs)
-    acc_form = c.op_name == "tensor.matmul_acc"
+    acc_form = c.op is tensor_ops.matmul_acc
     lhs, rhs = c.args[1:] if acc_form else c.args[:2]
     a = conv.as_tile(lhs, Left, bool(kw.get("a_trans")), s.span)
     b = conv.as_tile(rhs, Right, bool(kw.get("b_trans")), s.span)
@@ -179,15 +189,15 @@ def _matmul(conv, c: Call, s: Stmt, hint: str):
         want = DataType.FP32 if a.type.dtype.is_float else DataType.INT32  # the Acc tile's dtype
         if acc.type.dtype is not want:  # an accumulator tensor of the operand dtype: widen it first
             v = conv.as_tile(c.args[0], Vec, span=s.span)
-            wide = conv.tile(f"{hint}_acc_in", conv.op("block.cast", [v], {"target_type": want}, s.span), s.span)
+            wide = conv.tile(f"{hint}_acc_in", conv.op(block_ops.cast, [v], {"target_type": want}, s.span), s.span)
             acc = conv.as_tile(wide, Acc, span=s.span)
-        call = conv.op("block.matmul_acc", [acc, a, b], {}, s.span)
+        call = conv.op(block_ops.matmul_acc, [acc, a, b], {}, s.span)
     else:
-        call = conv.op("block.matmul", [a, b], {}, s.span)
+        call = conv.op(block_ops.matmul, [a, b], {}, s.span)
     out = conv.tile(hint if call.type.dtype is c.type.dtype else f"{hint}_acc", call, s.span)
     if out.var.type.dtype is not c.type.dtype:  # out_dtype: cast on the vector unit
         v = conv.as_tile(out, Vec, span=s.span)
-        return conv.tile(hint, conv.op("block.cast", [v], {"target_type": c.type.dtype}, s.span), s.span)
+        return conv.tile(hint, conv.op(block_ops.cast, [v], {"target_type": c.type.dtype}, s.span), s.span)
     return out
 
 
@@ -203,16 +213,16 @@ def _view(conv, c: Call, s: Stmt, hint: str):
                       valid, slot)
     _static(conv, c.args[1], s)
     t = conv.as_tile(c.args[0], Vec, span=s.span)
-    return conv.tile(hint, conv.op("block.view", [t, shape, offs, *([valid] if valid else [])], {}, s.span), s.span)
+    return conv.tile(hint, conv.op(block_ops.view, [t, shape, offs, *([valid] if valid else [])], {}, s.span), s.span)
 
 
 def _create(conv, c: Call, s: Stmt, hint: str):
     shape = _static(conv, conv.remap.visit(c.args[0]), s)
     dt = c.type.dtype
     if _overwritten(conv, s, shape):
-        call = conv.op("block.create_tile", [shape], {"dtype": dt, "target_memory": Vec}, s.span)
+        call = conv.op(block_ops.create_tile, [shape], {"dtype": dt, "target_memory": Vec}, s.span)
     else:  # created tensors read as zeros
-        call = conv.op("block.full", [shape], {"dtype": dt, "value": 0.0 if dt.is_float else 0}, s.span)
+        call = conv.op(block_ops.full, [shape], {"dtype": dt, "value": 0.0 if dt.is_float else 0}, s.span)
     return conv.tile(hint, call, s.span)
 
 
@@ -220,7 +230,7 @@ def _overwritten(conv, s: Stmt, shape: tuple[int, ...]) -> bool:
     """Every use of the created tensor writes it completely (an assemble of its own shape at 0)."""
     uses = conv.uses.get(s.var, []) if isinstance(s, AssignStmt) else []
     for call, i in uses:
-        if call is None or call.op_name != "tensor.assemble" or i != 0:
+        if call is None or call.op is not tensor_ops.assemble or i != 0:
             return False
         src = call.args[1].type
         offs = call.args[2].elements if isinstance(call.args[2], MakeTuple) else (None,)
@@ -238,12 +248,12 @@ def _dim(conv, c: Call, s: Stmt, hint: str):
         return d
     v = conv.value(x)
     if isinstance(v, Window) and v.full:
-        return conv.op("tensor.dim", [v.tensor], {"axis": axis}, s.span)
+        return conv.op(tensor_ops.dim, [v.tensor], {"axis": axis}, s.span)
     for p in conv.fn.params:
         if isinstance(p.type, TensorType):
             for k, pd in enumerate(p.type.shape):
                 if structural_equal(pd, d):
-                    return conv.op("tensor.dim", [p], {"axis": k}, s.span)
+                    return conv.op(tensor_ops.dim, [p], {"axis": k}, s.span)
     return conv.remap.visit(d)
 
 
@@ -251,13 +261,13 @@ def _read(conv, c: Call, s: Stmt, hint: str):
     v = conv.value(c.args[0])
     idx = conv.remap.visit(c.args[1]).elements
     if isinstance(v, TileVal):
-        return conv.op("block.read", [conv.as_tile(v, Vec, span=s.span), idx], {}, s.span)
+        return conv.op(block_ops.read, [conv.as_tile(v, Vec, span=s.span), idx], {}, s.span)
     ones = tuple(1 for _ in idx)
     offs = tuple(add_index(a, b) for a, b in zip(v.offsets, idx))
-    cell = conv.let(f"{hint}_cell", conv.op("block.load", [v.tensor, offs, ones, ones],
+    cell = conv.let(f"{hint}_cell", conv.op(block_ops.load, [v.tensor, offs, ones, ones],
                                             {"target_memory": Vec, "transpose": False}, s.span), s.span)
     conv.read.add(v.root)
-    return conv.op("block.read", [cell, zeros(len(idx))], {}, s.span)
+    return conv.op(block_ops.read, [cell, zeros(len(idx))], {}, s.span)
 
 
 def _write(conv, c: Call, s: Stmt, hint: str):
@@ -265,15 +275,15 @@ def _write(conv, c: Call, s: Stmt, hint: str):
     idx = conv.remap.visit(c.args[1]).elements
     value = conv.remap.visit(c.args[2])
     if isinstance(v, TileVal):
-        return conv.op("block.write", [conv.as_tile(v, Vec, span=s.span), idx, value], {}, s.span)
+        return conv.op(block_ops.write, [conv.as_tile(v, Vec, span=s.span), idx, value], {}, s.span)
     ones = tuple(1 for _ in idx)
-    cell = conv.let(f"{hint}_cell", conv.op("block.create_tile", [ones], {"dtype": c.args[0].type.dtype,
+    cell = conv.let(f"{hint}_cell", conv.op(block_ops.create_tile, [ones], {"dtype": c.args[0].type.dtype,
                                                                         "target_memory": Vec}, s.span), s.span)
-    conv.items.append(EvalStmt(conv.op("block.write", [cell, zeros(len(idx)), value], {}, s.span), span=s.span))
+    conv.items.append(EvalStmt(conv.op(block_ops.write, [cell, zeros(len(idx)), value], {}, s.span), span=s.span))
     conv.written.add(v.root)
     v.alias = True  # the tensor now holds a store of this kernel
     offs = tuple(add_index(a, b) for a, b in zip(v.offsets, idx))
-    return conv.op("block.store", [cell, offs, v.tensor], {}, s.span)
+    return conv.op(block_ops.store, [cell, offs, v.tensor], {}, s.span)
 
 
 def _assemble(conv, c: Call, s: Stmt, hint: str):
@@ -282,38 +292,30 @@ def _assemble(conv, c: Call, s: Stmt, hint: str):
     if isinstance(tgt, Window):
         src = conv.tile_for_store(c.args[1], s)
         offs = tuple(add_index(a, b) for a, b in zip(tgt.offsets, off))
-        st = conv.let(hint, conv.op("block.store", [src, offs, tgt.tensor], {}, s.span), s.span)
+        st = conv.let(hint, conv.op(block_ops.store, [src, offs, tgt.tensor], {}, s.span), s.span)
         conv.written.add(tgt.root)
         slot: list = []
         conv.items.append(slot)
         return Window(st, tgt.root, tgt.offsets, tgt.shape, tgt.valid, slot, alias=True)
     t = conv.as_tile(tgt, Vec, span=s.span)
     src = conv.as_tile(c.args[1], Vec, span=s.span)
-    return conv.tile(hint, conv.op("block.assemble", [t, src, off], {}, s.span), s.span)
+    return conv.tile(hint, conv.op(block_ops.assemble, [t, src, off], {}, s.span), s.span)
 
 
-_SPECIAL = {
-    "tensor.view": _view, "tensor.create": _create, "tensor.dim": _dim, "tensor.read": _read,
-    "tensor.write": _write, "tensor.assemble": _assemble, "tensor.matmul": _matmul, "tensor.matmul_acc": _matmul,
+# the tensor ops with a tiling rule of their own (the rest go by shape class, or become their tile form)
+SPECIAL = {
+    tensor_ops.view: _view, tensor_ops.create: _create, tensor_ops.dim: _dim, tensor_ops.read: _read,
+    tensor_ops.write: _write, tensor_ops.assemble: _assemble, tensor_ops.matmul: _matmul,
+    tensor_ops.matmul_acc: _matmul,
 }
 
 
 # ---------------------------------------------------------------------------------------------
 # row tiling
 
-ROW_LOCAL_OPS = frozenset({
-    "tensor.add", "tensor.sub", "tensor.mul", "tensor.div", "tensor.maximum", "tensor.minimum",
-    "tensor.add_scalar", "tensor.sub_scalar", "tensor.mul_scalar", "tensor.div_scalar",
-    "tensor.exp", "tensor.log", "tensor.sqrt", "tensor.rsqrt", "tensor.recip", "tensor.neg", "tensor.abs",
-    "tensor.relu", "tensor.cast",
-    "tensor.row_sum", "tensor.row_max", "tensor.row_min",
-    "tensor.row_expand", "tensor.row_expand_add", "tensor.row_expand_sub", "tensor.row_expand_mul",
-    "tensor.row_expand_div",
-    "tensor.col_expand", "tensor.col_expand_add", "tensor.col_expand_sub", "tensor.col_expand_mul",
-    "tensor.col_expand_div",
-    "tensor.expands",
-})
-assert ROW_LOCAL_OPS <= set(OPS), sorted(ROW_LOCAL_OPS - set(OPS))
+def row_local(op) -> bool:
+    """A tensor op whose result rows depend only on the same rows of its operands (the op's trait)."""
+    return isinstance(op, OpDef) and op.level is Level.TENSOR and op.traits.row_local
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,7 @@ def _pow2_floor(n: int) -> int:
 def _row_local_matmul(c: Call, fn: Function) -> bool:
     """`matmul(rows, W)`: row i of the result needs row i of the left operand and all of W, a static
     rank-2 parameter loaded whole in every block (no transposes, no accumulator input)."""
-    if c.op_name != "tensor.matmul" or any(c.kwarg(k) for k in ("a_trans", "b_trans")):
+    if c.op is not tensor_ops.matmul or any(c.kwarg(k) for k in ("a_trans", "b_trans")):
         return False
     w = c.args[1]
     return (isinstance(w, Var) and w in fn.params and isinstance(w.type, TensorType) and w.type.rank == 2
@@ -363,16 +365,16 @@ def plan_tiling(fn: Function, capacity: int, caps: dict[MemorySpace, int] | None
             return None
         v = s.value
         if isinstance(v, Call):
-            if v.op_name == "tensor.dim" and isinstance(s.var.type, ScalarType):
+            if v.op is tensor_ops.dim and isinstance(s.var.type, ScalarType):
                 continue
             if caps is not None and _row_local_matmul(v, fn) and isinstance(s.var.type, TensorType):
                 matmuls.append(v)
                 values.append(s.var)
                 continue
-            if v.op_name not in ROW_LOCAL_OPS or not isinstance(s.var.type, TensorType):
+            if not row_local(v.op) or not isinstance(s.var.type, TensorType):
                 return None
             values.append(s.var)
-            if v.op_name in _REDUCTIONS:
+            if v.op.shape_class is ShapeClass.ROW_REDUCE:
                 reduced.append(v.args[0])
         elif not isinstance(s.var.type, ScalarType):
             return None
@@ -456,7 +458,7 @@ def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var
     if plan.static_rows is not None:
         rows: Expr = plan.rows
     elif plan.rows_param is not None:
-        rows = conv.let("rows", conv.op("tensor.dim", [plan.rows_param], {"axis": 0}, fn.span), fn.span)
+        rows = conv.let("rows", conv.op(tensor_ops.dim, [plan.rows_param], {"axis": 0}, fn.span), fn.span)
     else:
         rows = plan.rows
     outs = [conv.out_param(v, i) for i, v in enumerate(ret.values)]
@@ -491,7 +493,7 @@ def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var
     for e, acc, n in zip(ret.values, accs, names):
         tile = conv.tile_for_store(e, ret)
         offs = MakeTuple((zero if _is_one(e.type.shape[0]) else r0, zero))  # [1, N] results: the same row each time
-        stores.append(conv.let(f"{n}_store", conv.op("block.store", [tile, offs, acc], {}, ret.span), ret.span))
+        stores.append(conv.let(f"{n}_store", conv.op(block_ops.store, [tile, offs, acc], {}, ret.span), ret.span))
     inner.append(YieldStmt(tuple(stores), span=ret.span))
     results = [Var(f"{n}_res", a.type, span=a.span) for n, a in zip(names, accs)]
     loop = ForStmt(r0, ConstInt(0), rows, ConstInt(plan.rb), tuple(accs), seq(flatten_items(inner), fn.span),
@@ -502,5 +504,5 @@ def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var
     return outer, outs
 
 
-__all__ = ["DYNAMIC_HINT", "ROW_LOCAL_OPS", "TilePlan", "TileVal", "Window", "add_index", "build_tiled_body", "lower",
+__all__ = ["DYNAMIC_HINT", "SPECIAL", "expand_form", "row_local", "TilePlan", "TileVal", "Window", "add_index", "build_tiled_body", "lower",
            "plan_tiling", "zeros"]

@@ -7,23 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.enums import ForKind
+from pypto.ir.evaluate import fold_constants
 from pypto.ir.expr import ConstInt, Expr, Op, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.node import replace
+from pypto.ir.rewrite import StmtRewriter, clone_fresh
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, ForStmt, Stmt
+from pypto.ir.variables import assigned_vars, defined_vars
 from pypto.ir.visitor import IRVisitor
+from pypto.ir.walk import split_yield, walk_stmts
 
+from .analysis.var_liveness import Liveness
 from .base import FunctionPass, IRProperty, PassContext, PassError
-from .ir_utils import (
-    Liveness,
-    StmtRewriter,
-    assigned_vars,
-    clone_fresh,
-    defined_vars,
-    fold_constants,
-    split_yield,
-    walk_stmts,
-)
 from .loop_bounds import range_len
 
 

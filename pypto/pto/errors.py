@@ -12,8 +12,10 @@ A parse error renders like the compiler's other located errors:
 
 from __future__ import annotations
 
+from pypto.errors import Error, render_located
 
-class PtoParseError(ValueError):
+
+class PtoParseError(Error, ValueError):
     """Text that is not valid PTO. `filename`, `line`, `col` (1-based), `message`, `hint`."""
 
     def __init__(self, message: str, filename: str = "<pto>", line: int = 0, col: int = 0,
@@ -31,34 +33,15 @@ class PtoParseError(ValueError):
         return f"{self.filename}:{self.line}:{self.col}"
 
     def render(self) -> str:
-        out = [f"Error: {self.message}", f"  --> {self.location}"]
-        if self.source_line is not None:
-            num = str(self.line)
-            bar = " " * len(num) + " |"
-            shown, at = _window(self.source_line, max(0, self.col - 1))
-            # keep the caret under the right character even when the line holds tabs
-            lead = "".join(c if c == "\t" else " " for c in shown[:at])
-            out += [f"  {bar}", f"  {num} | {shown}", f"  {bar} {lead}^"]
-        if self.hint:
-            out.append(f"   = help: {self.hint}")
-        return "\n".join(out)
+        excerpt = [(self.line, self.source_line)] if self.source_line is not None else []
+        caret = (self.line, max(0, self.col - 1), 1) if excerpt else None
+        return render_located(self.message, self.location, excerpt, caret, self.hint)
 
     def __str__(self) -> str:
         return self.render()
 
 
-def _window(line: str, at: int, width: int = 150) -> tuple[str, int]:
-    """A long line cut to `width` characters around index `at`; returns the text and the new index."""
-    line = "".join(c if c.isprintable() or c == "\t" else "?" for c in line[: at + width])
-    if len(line) <= width:
-        return line, at
-    start = max(0, min(at - width // 2, len(line) - width))
-    head = "..." if start else ""
-    tail = "..." if start + width < len(line) else ""
-    return head + line[start:start + width] + tail, at - start + len(head)
-
-
-class PtoVerifyError(ValueError):
+class PtoVerifyError(Error, ValueError):
     """A PTO module that breaks a structural rule; `issues` lists every fault found.
 
     The message lists the issues (at most 20), each followed by the faulty op's text when known.

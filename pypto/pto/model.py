@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.errors import InvalidValue
+
 # ---------------------------------------------------------------------------------------------
 # types
 
@@ -226,7 +228,7 @@ def operand_groups(op: Op) -> dict[str, list[Value]]:
 
 def _need(op: Op, ok: bool, what: str) -> None:
     if not ok:
-        raise ValueError(f"{op.name} with {len(op.operands)} operand(s) and {len(op.results)} result(s): "
+        raise InvalidValue(f"{op.name} with {len(op.operands)} operand(s) and {len(op.results)} result(s): "
                          f"expected {what}")
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+from pypto.errors import InvalidType, InvalidValue
+
 from .errors import PtoParseError
 from .lexer import Cursor
 from .model import I1, Block, EnumAttr, Func, Module, Op, PtoType, ScalarT, Sym, Value
@@ -44,7 +46,7 @@ def _num(tok: str) -> int | float | None:
     if not (c.isdigit() or (c == "-" and tok[1:2].isdigit())):
         return None
     if len(tok) > 64:
-        raise ValueError("numeric literal is too long")
+        raise InvalidValue("numeric literal is too long")
     if tok[:2] in ("0x", "0X"):
         return int(tok, 16)
     if "." in tok or "e" in tok or "E" in tok:
@@ -447,7 +449,7 @@ def parse_module(text: str, filename: str | os.PathLike = "<pto>", verify: bool 
     (`verify.module_issues`); the first fault is reported at its op's line.
     """
     if not isinstance(text, str):
-        raise TypeError(f"parse_module takes the text as str, not {type(text).__name__}")
+        raise InvalidType(f"parse_module takes the text as str, not {type(text).__name__}")
     p = _Parser(text, os.fspath(filename))
     module = p.module()
     if verify:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numbers
 
+from pypto.errors import InvalidValue
+
 from .model import (
     INDEX,
     Block,
@@ -57,7 +59,7 @@ def _symbol(name: str) -> str:
     if NAME_RE.fullmatch(name):
         return "@" + name
     if not name:
-        raise ValueError("an empty symbol name cannot be printed")
+        raise InvalidValue("an empty symbol name cannot be printed")
     return "@" + quote(name)
 
 
@@ -77,7 +79,7 @@ def print_attr(v: object) -> str:
         return _symbol(v.name)
     if isinstance(v, EnumAttr):
         if not IDENT_RE.fullmatch(v.dialect) or any(c in v.value for c in "<>\n"):
-            raise ValueError(f"enum attribute {v!r} cannot be printed")
+            raise InvalidValue(f"enum attribute {v!r} cannot be printed")
         return f"#{v.dialect}<{v.value}>"
     if isinstance(v, _TYPE_CLASSES):
         return print_type(v)
@@ -87,7 +89,7 @@ def print_attr(v: object) -> str:
         return str(int(v))
     if isinstance(v, numbers.Real):
         return format_float(float(v))
-    raise ValueError(f"attribute value {v!r} of type {type(v).__name__} has no PTO text")
+    raise InvalidValue(f"attribute value {v!r} of type {type(v).__name__} has no PTO text")
 
 
 def print_attr_dict(attrs: dict) -> str:
@@ -100,7 +102,7 @@ def print_attr_dict(attrs: dict) -> str:
 
 def _const_text(op: Op) -> str:
     if "value" not in op.attrs or len(op.results) != 1 or not isinstance(op.results[0].type, ScalarT):
-        raise ValueError(f"arith.constant needs attrs['value'] and one scalar result: {op!r}")
+        raise InvalidValue(f"arith.constant needs attrs['value'] and one scalar result: {op!r}")
     v, ty = op.attrs["value"], op.results[0].type.name
     if ty in FLOAT_BITS:
         f = float(v)
@@ -109,7 +111,7 @@ def _const_text(op: Op) -> str:
         return "true" if v else "false"
     if ty in INT_BITS:
         return str(int(v))
-    raise ValueError(f"arith.constant of type {ty}")
+    raise InvalidValue(f"arith.constant of type {ty}")
 
 
 class _Printer:
@@ -236,7 +238,7 @@ class _Printer:
         if name.startswith("pto."):
             if op.ins or op.outs:
                 if op.operands:
-                    raise ValueError(f"{name}: a DPS instruction takes ins/outs, not operands")
+                    raise InvalidValue(f"{name}: a DPS instruction takes ins/outs, not operands")
                 return (f"{self.lhs(op.results)}{name} ins({self.uses(op.ins)}{self._colon_types(op.ins)}) "
                         f"outs({self.uses(op.outs)}{self._colon_types(op.outs)}){self.extra(op)}")
             if not op.operands:
@@ -244,7 +246,7 @@ class _Printer:
                     return f"{self.lhs(op.results)}{name}{self.extra(op)} : {self.ty(op.results[0].type)}"
                 if not op.results:
                     return name + self.extra(op)
-        raise ValueError(f"no PTO syntax for {name} with {len(op.operands)} operand(s), "
+        raise InvalidValue(f"no PTO syntax for {name} with {len(op.operands)} operand(s), "
                          f"{len(op.results)} result(s) (see docs/pto_format.md)")
 
     def _colon_types(self, vs: list[Value]) -> str:
@@ -253,7 +255,7 @@ class _Printer:
     def scalar(self, op: Op, form: str | None) -> str:
         name, o = op.name, op.operands
         if len(op.results) != 1:
-            raise ValueError(f"{name} must have one result, has {len(op.results)}")
+            raise InvalidValue(f"{name} must have one result, has {len(op.results)}")
         res = op.results[0]
         if form == "constant":
             text = _const_text(op)
@@ -261,14 +263,14 @@ class _Printer:
         if form is None:  # an op the table does not know: print by shape; the parser will reject it
             form = "cast" if len(o) == 1 and o[0].type != res.type else "binary"
         if not o:
-            raise ValueError(f"{name} needs operands")
+            raise InvalidValue(f"{name} needs operands")
         args = self.uses(o)
         if form == "cast":
             return f"{self.lhs(op.results)}{name} {args}{self.extra(op)} : {self.ty(o[0].type)} to {self.ty(res.type)}"
         if form == "cmp":
             pred = op.attrs.get("predicate")
             if not isinstance(pred, str):
-                raise ValueError(f"{name} needs attrs['predicate'] as a string such as 'slt'")
+                raise InvalidValue(f"{name} needs attrs['predicate'] as a string such as 'slt'")
             return f"{self.lhs(op.results)}{name} {pred}, {args}{self.extra(op, 'predicate')} : {self.ty(o[0].type)}"
         return f"{self.lhs(op.results)}{name} {args}{self.extra(op)} : {self.ty(res.type)}"
 
@@ -277,11 +279,11 @@ class _Printer:
         head = op.name
         if op.name == "scf.condition":
             if not o:
-                raise ValueError("scf.condition needs a condition operand")
+                raise InvalidValue("scf.condition needs a condition operand")
             head += f"({self.use(o[0])})"
             o = o[1:]
         if op.results:
-            raise ValueError(f"{op.name} has no results")
+            raise InvalidValue(f"{op.name} has no results")
         if not o:
             return head + self.extra(op)
         return f"{head} {self.uses(o)}{self.extra(op)} : {self.types(o)}"
@@ -291,17 +293,17 @@ class _Printer:
         if form == "submit":
             callee = op.attrs.get("callee")
             if not isinstance(callee, Sym) or op.results:
-                raise ValueError("pto.submit needs attrs['callee'] = Sym(kernel) and no results")
+                raise InvalidValue("pto.submit needs attrs['callee'] = Sym(kernel) and no results")
             return (f"{name} {_symbol(callee.name)}({self.uses(op.operands)}){self.extra(op, 'callee')} : "
                     f"({self.types(op.operands)})")
         if form == "write":
             if op.results:
-                raise ValueError("pto.tensor_write has no results")
+                raise InvalidValue("pto.tensor_write has no results")
             val, dst = g["value"][0], g["dest"][0]
             return (f"{name} {self.use(val)}, {self.use(dst)}[{self.uses(g['indices'])}]{self.extra(op)} : "
                     f"{self.ty(val.type)}, {self.ty(dst.type)}")
         if len(op.results) != 1:
-            raise ValueError(f"{name} must have one result, has {len(op.results)}")
+            raise InvalidValue(f"{name} must have one result, has {len(op.results)}")
         res_t = self.ty(op.results[0].type)
         if form == "alloc_tile":
             parts = [f" {k} = {self.use(g[k][0])}" for k in ("addr", "valid_row", "valid_col") if g[k]]
@@ -310,7 +312,7 @@ class _Printer:
             return f"{self.lhs(op.results)}{name} shape = [{self.uses(g['shape'])}]{self.extra(op)} : {res_t}"
         src = g["source"][0] if "source" in g else (op.operands[0] if len(op.operands) == 1 else None)
         if src is None:
-            raise ValueError(f"{name} needs one source operand")
+            raise InvalidValue(f"{name} needs one source operand")
         s, st = self.use(src), self.ty(src.type)
         if form == "make_tensor_view":
             return (f"{self.lhs(op.results)}{name} {s}, shape = [{self.uses(g['shape'])}], "
@@ -324,7 +326,7 @@ class _Printer:
             return f"{self.lhs(op.results)}{name} {s}[{self.uses(g['indices'])}]{self.extra(op)} : {st} -> {res_t}"
         axis = op.attrs.get("axis")
         if not isinstance(axis, int) or isinstance(axis, bool):
-            raise ValueError("pto.tensor_dim needs attrs['axis'] as an int")
+            raise InvalidValue("pto.tensor_dim needs attrs['axis'] as an int")
         return f"{self.lhs(op.results)}{name} {s}, {axis}{self.extra(op, 'axis')} : {st}"
 
     # -- region ops ----------------------------------------------------------------------------
@@ -341,7 +343,7 @@ class _Printer:
     def region_for(self, op: Op, depth: int) -> None:
         g = operand_groups(op)
         if len(op.regions) != 1 or len(op.regions[0].args) != 1 + len(g["inits"]):
-            raise ValueError("scf.for needs one region whose args are the induction variable and iter_args")
+            raise InvalidValue("scf.for needs one region whose args are the induction variable and iter_args")
         body = op.regions[0]
         bounds = f"{self.use(g['lb'][0])} to {self.use(g['ub'][0])} step {self.use(g['step'][0])}"
         inits = [self.use(v) for v in g["inits"]]
@@ -360,7 +362,7 @@ class _Printer:
 
     def region_if(self, op: Op, depth: int) -> None:
         if len(op.operands) != 1 or len(op.regions) not in (1, 2):
-            raise ValueError("scf.if needs one condition and one or two regions")
+            raise InvalidValue("scf.if needs one condition and one or two regions")
         head = f"scf.if {self.use(op.operands[0])}"
         if op.results:
             head += f" -> ({self.types(op.results)})"
@@ -375,7 +377,7 @@ class _Printer:
 
     def region_while(self, op: Op, depth: int) -> None:
         if len(op.regions) != 2 or len(op.regions[0].args) != len(op.operands):
-            raise ValueError("scf.while needs a before region (args = inits) and an after region")
+            raise InvalidValue("scf.while needs a before region (args = inits) and an after region")
         before, after = op.regions
         inits = [self.use(v) for v in op.operands]
         mark = len(self.stack)

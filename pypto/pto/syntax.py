@@ -11,6 +11,8 @@ import math
 import re
 import struct
 
+from pypto.errors import InvalidValue
+
 # ---------------------------------------------------------------------------------------------
 # tokens
 
@@ -154,7 +156,7 @@ def unquote(tok: str) -> str:
             return chr(int(m.group(1), 16))
         c = _SIMPLE.get(m.group(2))
         if c is None:
-            raise ValueError(f"unknown escape '\\{m.group(2)}' in string (use \\\\, \\\", \\n, \\t or \\XX)")
+            raise InvalidValue(f"unknown escape '\\{m.group(2)}' in string (use \\\\, \\\", \\n, \\t or \\XX)")
         return c
 
     return _UNESCAPE.sub(sub, body)
@@ -193,7 +195,7 @@ def bits_to_float(bits: int, ty: str) -> float:
     """The value of a float constant written as its bit pattern (`0x7F800000 : f32` is +inf)."""
     width = FLOAT_BITS[ty]
     if bits >= 1 << width:
-        raise ValueError(f"bit pattern 0x{bits:X} is wider than {ty} ({width} bits)")
+        raise InvalidValue(f"bit pattern 0x{bits:X} is wider than {ty} ({width} bits)")
     if ty == "f32":
         return struct.unpack("<f", struct.pack("<I", bits))[0]
     if ty == "f16":
@@ -220,5 +222,5 @@ def special_float_bits(v: float, ty: str) -> str:
     elif ty == "f8e4m3" and v != v:
         bits = 0x7F
     else:
-        raise ValueError(f"{ty} cannot hold {format_float(v)}")
+        raise InvalidValue(f"{ty} cannot hold {format_float(v)}")
     return f"0x{bits:0{FLOAT_BITS[ty] // 4}X}"

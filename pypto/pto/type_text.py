@@ -7,6 +7,8 @@ cost one dictionary lookup each and share one object.
 
 from __future__ import annotations
 
+from pypto.errors import Error, InvalidValue
+
 from .model import PartitionViewT, PtoType, PtrT, ScalarT, TensorT, TensorViewT, TileBufT
 from .syntax import IDENT_RE, SCALAR_NAMES, TILE_LOCS
 
@@ -31,10 +33,10 @@ def print_type(t: PtoType) -> str:
         return f"!pto.partition_tensor_view<{''.join(_dim(d) + 'x' for d in t.shape)}{t.elem}>"
     if isinstance(t, TensorT):
         return f"!pto.tensor<{''.join(_dim(d) + 'x' for d in t.shape)}{t.elem}>"
-    raise ValueError(f"not a PTO type: {t!r}")
+    raise InvalidValue(f"not a PTO type: {t!r}")
 
 
-class BadType(Exception):
+class BadType(Error):
     """A malformed type token; `offset` is the index of the fault inside the token."""
 
     def __init__(self, message: str, offset: int = 0):

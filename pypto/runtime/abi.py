@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pypto.errors import InvalidValue
+
 ABI_VERSION = 1
 MAX_DIMS = 8
 MAX_ARGS = 1024
@@ -46,7 +48,7 @@ class ArgKind(enum.IntEnum):
             try:
                 return _KIND_NAMES[kind.lower()]
             except KeyError:
-                raise ValueError(f"unknown argument kind {kind!r}; expected one of "
+                raise InvalidValue(f"unknown argument kind {kind!r}; expected one of "
                                  f"{', '.join(sorted(_KIND_NAMES))}") from None
         return cls(int(kind))
 
@@ -69,7 +71,7 @@ class SchedMode(enum.IntEnum):
             try:
                 return cls[mode.upper()]
             except KeyError:
-                raise ValueError(f"unknown scheduling mode {mode!r}; expected 'fifo' or 'locality'") from None
+                raise InvalidValue(f"unknown scheduling mode {mode!r}; expected 'fifo' or 'locality'") from None
         return cls(int(mode))
 
 

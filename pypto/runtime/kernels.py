@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import InvalidType, InvalidValue, NotFound
 from pypto.runtime.abi import ArgKind
 
 _VARIADIC = "..."
@@ -62,7 +63,7 @@ class Kernel:
             n = len(self.kinds)
             if len(args) < n or (len(args) > n and not self.variadic):
                 want = f"{n}{'+' if self.variadic else ''}"
-                raise TypeError(f"kernel {self.name!r} takes {want} arguments "
+                raise InvalidType(f"kernel {self.name!r} takes {want} arguments "
                                 f"({', '.join(k.name.lower() for k in self.kinds)}), got {len(args)}")
             if kinds is None:
                 from pypto.runtime.marshal import infer_kind
@@ -77,11 +78,11 @@ class Kernel:
         n = len(self.kinds)
         if len(resolved) < n or (len(resolved) > n and not self.variadic):
             want = f"{n}{'+' if self.variadic else ''}"
-            raise TypeError(f"kernel {self.name!r} takes {want} arguments "
+            raise InvalidType(f"kernel {self.name!r} takes {want} arguments "
                             f"({', '.join(k.name.lower() for k in self.kinds)}), got {len(resolved)}")
         for i, (k, want) in enumerate(zip((k for k, _ in resolved), self.kinds)):
             if k != want:
-                raise TypeError(f"kernel {self.name!r}: argument {i} must be {want.name.lower()}, "
+                raise InvalidType(f"kernel {self.name!r}: argument {i} must be {want.name.lower()}, "
                                 f"got {k.name.lower()}")
         if not self.builtin:
             return
@@ -90,13 +91,13 @@ class Kernel:
             return
         dtypes = {a.dtype for a in arrays}
         if len(dtypes) > 1 or not dtypes <= {np.dtype(np.float32), np.dtype(np.float64)}:
-            raise TypeError(f"built-in kernel {self.name!r} takes float32 or float64 arrays of one dtype, "
+            raise InvalidType(f"built-in kernel {self.name!r} takes float32 or float64 arrays of one dtype, "
                             f"got {', '.join(str(d) for d in dtypes)}")
         if self.equal_shapes and len({a.shape for a in arrays}) > 1:
-            raise ValueError(f"built-in kernel {self.name!r} needs equal shapes, got "
+            raise InvalidValue(f"built-in kernel {self.name!r} needs equal shapes, got "
                              f"{', '.join(str(a.shape) for a in arrays)}")
         if self.name == "reduce_sum" and arrays[1].size == 0:
-            raise ValueError("built-in kernel 'reduce_sum' needs a non-empty accumulator")
+            raise InvalidValue("built-in kernel 'reduce_sum' needs a non-empty accumulator")
 
 
 @functools.cache
@@ -106,7 +107,7 @@ def builtin_kernel(name: str) -> Kernel:
 
     table = builtin_kernels()
     if name not in table or name not in _BUILTIN_SIGNATURES:
-        raise KeyError(f"no built-in kernel {name!r}; available: {', '.join(sorted(table))}")
+        raise NotFound(f"no built-in kernel {name!r}; available: {', '.join(sorted(table))}")
     index, fn = table[name]
     kinds, variadic, equal = _BUILTIN_SIGNATURES[name]
     return Kernel(name, fn, index, tuple(ArgKind.parse(k) for k in kinds), variadic, equal, builtin=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import InvalidType, InvalidValue, OutOfRange
 from pypto.runtime.abi import ARG_DTYPE, MAX_DIMS, ArgKind, PtoArg
 
 _U64 = (1 << 64) - 1
@@ -38,7 +39,7 @@ def as_ndarray(value: Any) -> np.ndarray | None:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
-            raise ValueError(f"tensor on device {value.device} cannot be passed to the CPU runtime; "
+            raise InvalidValue(f"tensor on device {value.device} cannot be passed to the CPU runtime; "
                              "move it with .cpu() first")
         t = value.detach()
         try:
@@ -103,7 +104,7 @@ def infer_kind(value: Any) -> ArgKind:
         return ArgKind.I64
     if isinstance(value, (float, np.floating)):
         return ArgKind.F64
-    raise TypeError(f"cannot pass a {type(value).__name__} to a kernel: expected a NumPy array, a "
+    raise InvalidType(f"cannot pass a {type(value).__name__} to a kernel: expected a NumPy array, a "
                     "PyTorch CPU tensor, an int or a float")
 
 
@@ -111,19 +112,19 @@ def tensor_row(kind: ArgKind, a: np.ndarray, root: tuple[int, int], where: str =
     """The ARG_DTYPE record of tensor argument `a`."""
     at = f" ({where})" if where else ""
     if a.ndim > MAX_DIMS:
-        raise ValueError(f"array{at} has {a.ndim} dimensions; the runtime supports at most {MAX_DIMS}")
+        raise InvalidValue(f"array{at} has {a.ndim} dimensions; the runtime supports at most {MAX_DIMS}")
     if a.dtype.hasobject or a.itemsize == 0 or a.itemsize > 64:
-        raise TypeError(f"array{at} has dtype {a.dtype}, which cannot be passed to a kernel")
+        raise InvalidType(f"array{at} has dtype {a.dtype}, which cannot be passed to a kernel")
     item = a.itemsize
     ptr = a.__array_interface__["data"][0]
     if ptr % item:
-        raise ValueError(f"array{at} is not aligned to its element size {item} (address {ptr:#x}); "
+        raise InvalidValue(f"array{at} is not aligned to its element size {item} (address {ptr:#x}); "
                          "pass an aligned copy (np.ascontiguousarray / .copy())")
     if any(s % item for s in a.strides):
-        raise ValueError(f"array{at} has strides {a.strides} that are not multiples of its element size "
+        raise InvalidValue(f"array{at} has strides {a.strides} that are not multiples of its element size "
                          f"{item}; pass a copy")
     if kind != ArgKind.IN and not a.flags.writeable:
-        raise ValueError(f"array{at} is read-only but passed as {kind.name.lower()}")
+        raise InvalidValue(f"array{at} is read-only but passed as {kind.name.lower()}")
     pad = (0,) * (MAX_DIMS - a.ndim)
     shape = tuple(a.shape) + pad
     strides = tuple(s // item for s in a.strides) + pad
@@ -135,14 +136,14 @@ def scalar_row(kind: ArgKind, value: Any, where: str = "") -> tuple:
     at = f" ({where})" if where else ""
     if kind == ArgKind.I64:
         if isinstance(value, (float, np.floating)) and not float(value).is_integer():
-            raise TypeError(f"i64 argument{at} got the non-integer {value!r}")
+            raise InvalidType(f"i64 argument{at} got the non-integer {value!r}")
         v = int(value)
         if not -(1 << 63) <= v < (1 << 63):
-            raise OverflowError(f"i64 argument{at} {v} does not fit in 64 bits")
+            raise OutOfRange(f"i64 argument{at} {v} does not fit in 64 bits")
         bits = v & _U64
     elif kind == ArgKind.F64:
         if not isinstance(value, (int, float, np.integer, np.floating, np.bool_)):
-            raise TypeError(f"f64 argument{at} got a {type(value).__name__}")
+            raise InvalidType(f"f64 argument{at} got a {type(value).__name__}")
         bits = int(np.float64(value).view(np.uint64))
     else:  # pragma: no cover - callers dispatch tensors elsewhere
         raise AssertionError(kind)
@@ -153,23 +154,23 @@ def resolve(values: Sequence[Any], kinds: Sequence[ArgKind | str | int] | None,
             where: str = "") -> list[tuple[ArgKind, Any]]:
     """Pair each value with its kind (given or inferred) and convert tensors to ndarrays."""
     if kinds is not None and len(kinds) != len(values):
-        raise ValueError(f"{len(values)} values but {len(kinds)} kinds{f' ({where})' if where else ''}")
+        raise InvalidValue(f"{len(values)} values but {len(kinds)} kinds{f' ({where})' if where else ''}")
     out: list[tuple[ArgKind, Any]] = []
     for i, v in enumerate(values):
         kind = infer_kind(v) if kinds is None else ArgKind.parse(kinds[i])
         arr = as_ndarray(v)
         if kind.is_tensor:
             if arr is None:
-                raise TypeError(f"argument {i}{f' of {where}' if where else ''} is {kind.name.lower()} "
+                raise InvalidType(f"argument {i}{f' of {where}' if where else ''} is {kind.name.lower()} "
                                 f"(a tensor) but got a {type(v).__name__}")
             if kind != ArgKind.IN and not arr.flags.writeable:
-                raise ValueError(f"argument {i}{f' of {where}' if where else ''} is read-only but passed as "
+                raise InvalidValue(f"argument {i}{f' of {where}' if where else ''} is read-only but passed as "
                                  f"{kind.name.lower()}")
             out.append((kind, arr))
         else:
             if arr is not None:
                 if arr.ndim != 0:
-                    raise TypeError(f"argument {i}{f' of {where}' if where else ''} is a scalar "
+                    raise InvalidType(f"argument {i}{f' of {where}' if where else ''} is a scalar "
                                     f"({kind.name.lower()}) but got an array of shape {arr.shape}")
                 v = arr.item()
             out.append((kind, v))

@@ -11,6 +11,7 @@ import ctypes
 import os
 import threading
 
+from pypto.errors import InvalidState
 from pypto.runtime.abi import (
     ABI_VERSION,
     INCLUDE_DIR,
@@ -70,7 +71,7 @@ def library() -> ctypes.CDLL:
                 fn.argtypes = argtypes
             version = lib.pto_rt_abi_version()
             if version != ABI_VERSION:
-                raise RuntimeError(f"the runtime library implements ABI version {version}, "
+                raise InvalidState(f"the runtime library implements ABI version {version}, "
                                    f"pypto.runtime expects {ABI_VERSION}")
             _LIB = lib
     return _LIB

@@ -11,6 +11,7 @@ import ctypes
 import os
 from pathlib import Path
 
+from pypto.errors import InvalidType
 from pypto.runtime.abi import ABI_VERSION, PtoProgram
 
 _ENTRY_POINTS = ("abi_version", "num_kernels", "kernel_name", "kernel", "scratch_bytes", "run")
@@ -33,7 +34,7 @@ class ProgramHandle:
             try:
                 fn = getattr(lib, sym)
             except AttributeError:
-                raise TypeError(f"{getattr(lib, '_name', lib)} is not a PyPTO program: it does not export "
+                raise InvalidType(f"{getattr(lib, '_name', lib)} is not a PyPTO program: it does not export "
                                 f"{sym} (see pypto/runtime/include/pto_runtime.h)") from None
             setattr(table, name, ctypes.cast(fn, ctypes.c_void_p).value)
         self.table = table
@@ -44,7 +45,7 @@ class ProgramHandle:
         lib.pto_program_scratch_bytes.restype = ctypes.c_int64
         self.abi_version = int(lib.pto_program_abi_version())
         if self.abi_version != ABI_VERSION:
-            raise TypeError(f"program {getattr(lib, '_name', lib)} was built for runtime ABI version "
+            raise InvalidType(f"program {getattr(lib, '_name', lib)} was built for runtime ABI version "
                             f"{self.abi_version}, this runtime implements {ABI_VERSION}; rebuild it")
         n = int(lib.pto_program_num_kernels())
         self.kernel_names: dict[int, str] = {}

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
+
 _SCHED_MODES = ("fifo", "locality")
 
 
@@ -30,21 +32,21 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.platform, str) or not self.platform:
-            raise ValueError(f"RunConfig.platform must be a non-empty string, got {self.platform!r}")
+            raise InvalidValue(f"RunConfig.platform must be a non-empty string, got {self.platform!r}")
         if not isinstance(self.device_id, int) or self.device_id < 0:
-            raise ValueError(f"RunConfig.device_id must be an int >= 0, got {self.device_id!r}")
+            raise InvalidValue(f"RunConfig.device_id must be an int >= 0, got {self.device_id!r}")
         for name in ("rtol", "atol"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"RunConfig.{name} must be a number >= 0, got {v!r}")
+                raise InvalidValue(f"RunConfig.{name} must be a number >= 0, got {v!r}")
         if self.num_workers is not None and (not isinstance(self.num_workers, int) or self.num_workers < 0):
-            raise ValueError(f"RunConfig.num_workers must be None or an int >= 0, got {self.num_workers!r}")
+            raise InvalidValue(f"RunConfig.num_workers must be None or an int >= 0, got {self.num_workers!r}")
         if self.sched_mode not in _SCHED_MODES:
-            raise ValueError(f"RunConfig.sched_mode must be one of {_SCHED_MODES}, got {self.sched_mode!r}")
+            raise InvalidValue(f"RunConfig.sched_mode must be one of {_SCHED_MODES}, got {self.sched_mode!r}")
         if not isinstance(self.warmup, int) or self.warmup < 0:
-            raise ValueError(f"RunConfig.warmup must be an int >= 0, got {self.warmup!r}")
+            raise InvalidValue(f"RunConfig.warmup must be an int >= 0, got {self.warmup!r}")
         if not isinstance(self.repeat, int) or self.repeat < 1:
-            raise ValueError(f"RunConfig.repeat must be an int >= 1, got {self.repeat!r}")
+            raise InvalidValue(f"RunConfig.repeat must be an int >= 1, got {self.repeat!r}")
         if self.trace_path is not None:
             self.enable_trace = True
 
@@ -61,14 +63,14 @@ _generated_init = RunConfig.__init__
 def _check_fields(kwargs: dict[str, Any]) -> None:
     unknown = sorted(set(kwargs) - set(_FIELDS))
     if unknown:
-        raise TypeError(f"RunConfig has no field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+        raise InvalidType(f"RunConfig has no field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
                         f"valid fields: {', '.join(_FIELDS)}")
 
 
 def _init(self: RunConfig, *args: Any, **kwargs: Any) -> None:
     _check_fields(kwargs)
     if len(args) > len(_FIELDS):
-        raise TypeError(f"RunConfig takes at most {len(_FIELDS)} positional arguments ({', '.join(_FIELDS)})")
+        raise InvalidType(f"RunConfig takes at most {len(_FIELDS)} positional arguments ({', '.join(_FIELDS)})")
     _generated_init(self, *args, **kwargs)
 
 

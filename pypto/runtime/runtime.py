@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import InvalidState, InvalidValue
 from pypto.runtime.abi import (
     ARG_DTYPE,
     RUN_TRACE,
@@ -95,9 +96,9 @@ class Runtime:
 
         n = config.num_workers if num_workers is None else int(num_workers)
         if n < 0:
-            raise ValueError(f"num_workers must be >= 0, got {n}")
+            raise InvalidValue(f"num_workers must be >= 0, got {n}")
         if scratch_bytes < 0:
-            raise ValueError(f"scratch_bytes must be >= 0, got {scratch_bytes}")
+            raise InvalidValue(f"scratch_bytes must be >= 0, got {scratch_bytes}")
         self.mode = SchedMode.parse(mode)
         self.num_workers = n
         self._scratch = int(scratch_bytes)
@@ -146,12 +147,12 @@ class Runtime:
     def handle(self) -> int:
         """The native runtime (made again if it was released: after a fork, or evicted defaults)."""
         if self._closed:
-            raise RuntimeError("this runtime has been closed")
+            raise InvalidState("this runtime has been closed")
         h = self._handle
         if h is None:
             with self._meta:
                 if self._closed:
-                    raise RuntimeError("this runtime has been closed")
+                    raise InvalidState("this runtime has been closed")
                 if self._handle is None:
                     self._create_native()
                 h = self._handle
@@ -163,7 +164,7 @@ class Runtime:
         n = self.num_workers
         handle = self._lib.pto_rt_create(n, int(self.mode), self._scratch)
         if not handle:
-            raise RuntimeError(f"cannot create a runtime with {n} workers")
+            raise InvalidState(f"cannot create a runtime with {n} workers")
         fin = weakref.finalize(self, self._lib.pto_rt_destroy, handle)
         fin.atexit = False  # at exit another thread may still be running on it (see the module doc)
         if self._window is not None:
@@ -351,7 +352,7 @@ class DirectSession:
             if lo < rhi and rlo < hi:
                 if rlo <= lo and hi <= rhi:
                     return rlo, rhi - rlo
-                raise ValueError("this array overlaps memory used earlier in the session without lying inside "
+                raise InvalidValue("this array overlaps memory used earlier in the session without lying inside "
                                  "it; pass views of one base array")
         self._roots.append((lo, hi))
         return lo, hi - lo

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import InvalidType
 from pypto.runtime.abi import TRACE_DTYPE
 
 
@@ -48,7 +49,7 @@ class Trace:
 
     def __post_init__(self) -> None:
         if self.records.dtype != TRACE_DTYPE:
-            raise TypeError(f"trace records must have dtype {TRACE_DTYPE}")
+            raise InvalidType(f"trace records must have dtype {TRACE_DTYPE}")
         self.records = np.sort(self.records, order="task")
         self.edges = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
 

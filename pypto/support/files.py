@@ -21,8 +21,10 @@ import tempfile
 import threading
 from pathlib import Path
 
+from pypto.errors import Error
 
-class FileWriteError(OSError):
+
+class FileWriteError(Error, OSError):
     """A file PyPTO had to write could not be written; the message names the path."""
 
 

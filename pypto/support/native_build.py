@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.config import config
+from pypto.errors import Error
 from pypto.support.files import FileWriteError, atomic_write, describe, is_writable_dir, make_dirs, safe_stem
 
 
-class NativeBuildError(RuntimeError):
+class NativeBuildError(Error, RuntimeError):
     """The C++ compiler rejected generated or library code."""
 
 

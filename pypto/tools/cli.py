@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from pypto.errors import InvalidValue
+
 
 def _compile(args: argparse.Namespace) -> int:
     import pypto.language as pl
@@ -55,11 +57,11 @@ def _memmap(args: argparse.Namespace) -> int:
     rep = json.loads(p.read_text())
     width = args.width
     if width < 1:
-        raise ValueError(f"--width must be at least 1, got {width}")
+        raise InvalidValue(f"--width must be at least 1, got {width}")
     try:
         return _print_memmap(rep, width)
     except (KeyError, TypeError, IndexError, AttributeError) as e:
-        raise ValueError(f"{p} is not a memory report written by ir.compile (report/memory.json): "
+        raise InvalidValue(f"{p} is not a memory report written by ir.compile (report/memory.json): "
                          f"{type(e).__name__} {e}") from None
 
 
@@ -83,7 +85,7 @@ def _trace(args: argparse.Namespace) -> int:
     try:
         return _print_trace(data)
     except (KeyError, TypeError, IndexError, AttributeError) as e:
-        raise ValueError(f"{args.trace} is not a Chrome trace written by a run (traceEvents with ts/dur): "
+        raise InvalidValue(f"{args.trace} is not a Chrome trace written by a run (traceEvents with ts/dur): "
                          f"{type(e).__name__} {e}") from None
 
 

@@ -13,11 +13,11 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b, cpu
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.types import TensorType, TileType
 from pypto.runtime import RunConfig
+from pypto.target import ascend910b, cpu
 
 
 @pl.program

@@ -170,11 +170,11 @@ def test_constant_step_zero_in_hand_written_pto():
 @pytest.mark.native
 def test_bounds_near_the_int64_edges_end(tmp_path):
     root = Path(__file__).resolve().parents[2]
-    code = ("import json, sys; from tests.programs import loop_programs as t; "
-            "json.dump(t.overflow_results(), sys.stdout)")
+    code = ("import json, sys, pypto; pypto.config.output_root = sys.argv[1]; "
+            "from tests.programs import loop_programs as t; json.dump(t.overflow_results(), sys.stdout)")
     env = dict(os.environ, PYTHONPATH=str(root))
-    p = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=root, env=env, capture_output=True,
+                       text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     got = json.loads(p.stdout)
     want = [expected(*case) for case in OVERFLOW_CASES]

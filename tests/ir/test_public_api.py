@@ -56,7 +56,7 @@ def test_three_number_memref_takes_the_tiles_space():
         t: pl.Tile[[64, 64], pl.FP32, pl.MemRef(0, 16384, 0), pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])
         return pl.store(t, [0, 0], o)
 
-    from pypto.passes.ir_utils import walk_stmts
+    from pypto.ir.walk import walk_stmts
 
     t = next(s.var for s in walk_stmts(k.body) if getattr(getattr(s, "var", None), "name", "") == "t")
     assert t.type.memref.memory_space is MemorySpace.Vec and t.type.memref.size == 16384

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pypto.language as pl
 from pypto.ir.expr import Call
-from pypto.passes.ir_utils import walk_stmts
+from pypto.ir.walk import walk_stmts
 
 
 @pl.inline

@@ -8,15 +8,15 @@ import os
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b, cpu
 from pypto.ir.expr import Call, MemRef, Var
 from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
 from pypto.ir.types import TileType
+from pypto.ir.walk import walk_stmts
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddr
 from pypto.passes.base import PassContext
 from pypto.passes.init_memref import InitMemRef
-from pypto.passes.ir_utils import walk_stmts
 from pypto.passes.memory_reuse import MemoryReuse
+from pypto.target import ascend910b, cpu
 from tests.programs.roundtrip import roundtrip
 
 

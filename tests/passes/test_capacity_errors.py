@@ -7,12 +7,12 @@ import os
 import pytest
 
 import pypto.language as pl
-from pypto.backend.target import ascend910b, ascend950, cpu
 from pypto.ir.enums import MemorySpace
 from pypto.passes.allocate_memory_addr import AllocateMemoryAddr
 from pypto.passes.base import PassContext, PassError
 from pypto.passes.init_memref import InitMemRef
 from pypto.passes.memory_reuse import MemoryReuse
+from pypto.target import ascend910b, ascend950, cpu
 
 HERE = os.path.basename(__file__)
 HINT = ("use smaller tiles, or loop over blocks of the data (load, compute and store one block per iteration) so "

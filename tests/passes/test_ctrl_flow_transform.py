@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 import pypto.language as pl
 from pypto import ir
 from pypto.ir.dtype import DataType
+from pypto.ir.evaluate import evaluate
 from pypto.ir.expr import ConstInt, Var, scalar_type
 from pypto.ir.stmt import BreakStmt, ContinueStmt, ForStmt, ReturnStmt
+from pypto.ir.walk import make_body, walk_stmts
 from pypto.passes import PassError
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform, CtrlFlowTransformOptions, parallel_assign
-from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
 from tests.programs.random_programs import results, scalar_programs
 from tests.programs.roundtrip import roundtrip
 

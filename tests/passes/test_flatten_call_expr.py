@@ -7,11 +7,12 @@ import dataclasses
 
 import pypto.language as pl
 from pypto import ir
+from pypto.ir.evaluate import evaluate
 from pypto.ir.stmt import AssignStmt, WhileStmt
 from pypto.ir.verifier import DEFAULT_RULES, verify
+from pypto.ir.walk import walk_stmts
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.flatten_call_expr import FlattenCallExpr
-from pypto.passes.ir_utils import evaluate, walk_stmts
 from tests.programs.roundtrip import roundtrip
 
 RULES = [*DEFAULT_RULES, "NoNestedCall"]

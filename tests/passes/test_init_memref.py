@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b, ascend950, cpu
 from pypto.ir.expr import MemRef
 from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
+from pypto.passes.analysis.tile_liveness import analyze
 from pypto.passes.base import PassContext
 from pypto.passes.init_memref import InitMemRef
-from pypto.passes.liveness import analyze
+from pypto.target import ascend910b, ascend950, cpu
 from tests.programs.roundtrip import roundtrip
 
 Vec, Mat, Left, Right, Acc = (pl.MemorySpace.Vec, pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,

@@ -25,8 +25,8 @@ from pypto.ir.expr import Var, make_memref
 from pypto.ir.types import TensorType
 from pypto.passes import PassError
 from pypto.passes import insert_sync as IS
+from pypto.passes.analysis.pipes import Buffer, Instruction, TensorRegion, bind_instructions, instruction
 from pypto.passes.insert_sync import NUM_EVENTS, InsertSync, insert_sync
-from pypto.passes.pipes import Buffer, Instruction, TensorRegion, bind_instructions, instruction
 from tests.programs.sync_checker import (
     KernelGen,
     SyncError,

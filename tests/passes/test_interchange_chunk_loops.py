@@ -7,10 +7,11 @@ import dataclasses
 
 import pypto.language as pl
 from pypto import ir
+from pypto.ir.evaluate import evaluate
 from pypto.ir.stmt import ForStmt, ScopeStmt
+from pypto.ir.walk import walk_stmts
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.interchange_chunk_loops import InterchangeChunkLoops
-from pypto.passes.ir_utils import evaluate, walk_stmts
 from pypto.passes.split_chunked_loops import SplitChunkedLoops
 from tests.programs.roundtrip import roundtrip
 

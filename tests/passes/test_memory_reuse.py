@@ -7,14 +7,14 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b
 from pypto.ir.expr import Call, MemRef
 from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
+from pypto.ir.walk import walk_stmts
+from pypto.passes.analysis.tile_liveness import analyze
 from pypto.passes.base import PassContext
 from pypto.passes.init_memref import InitMemRef
-from pypto.passes.ir_utils import walk_stmts
-from pypto.passes.liveness import analyze
 from pypto.passes.memory_reuse import MemoryReuse
+from pypto.target import ascend910b
 from tests.programs.roundtrip import roundtrip
 
 
@@ -478,7 +478,8 @@ def test_shared_buffers_compute_the_same_numbers(tmp_path):
 def test_a_return_var_that_cannot_share_is_copied_after_the_loop(verified):
     """The defensive path (a return var whose buffer is taken): the loop yields into a fresh variable
     in the carried buffer and the old return var is copied from it right after the loop."""
-    from pypto.passes.memory_reuse import LazyNames, _ApplyEdits, _Edit
+    from pypto.ir.names import LazyNames
+    from pypto.passes.memory_reuse import _ApplyEdits, _Edit
 
     @pl.program
     class Prog:

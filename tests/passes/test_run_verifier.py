@@ -89,7 +89,7 @@ def test_front_passes_end_to_end_with_roundtrip_checks():
         return out
 
     from pypto.ir.verifier import DEFAULT_RULES, verify
-    from pypto.passes.ir_utils import walk_stmts
+    from pypto.ir.walk import walk_stmts
     from tests.programs.roundtrip import roundtrip
 
     got = prog(kernel)

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 import pypto.language as pl
 from pypto import ir
 from pypto.ir.dtype import DataType
+from pypto.ir.evaluate import evaluate
 from pypto.ir.expr import Add, ConstInt, Var, scalar_type
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, ScopeStmt
 from pypto.ir.verifier import verify
+from pypto.ir.walk import make_body, walk_stmts
 from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
-from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
 from pypto.passes.loop_bounds import range_len
 from pypto.passes.split_chunked_loops import SplitChunkedLoops, trip_count
 from tests.programs.roundtrip import roundtrip

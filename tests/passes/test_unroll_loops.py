@@ -10,11 +10,12 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.ir.dtype import DataType
+from pypto.ir.evaluate import evaluate
 from pypto.ir.expr import Add, ConstInt, IterArg, Var, scalar_type
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, YieldStmt
+from pypto.ir.walk import make_body, walk_stmts
 from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
-from pypto.passes.ir_utils import evaluate, make_body, walk_stmts
 from pypto.passes.unroll_loops import UnrollLoops, UnrollLoopsOptions
 from tests.programs.roundtrip import roundtrip
 

@@ -14,5 +14,6 @@ so importing one runs its module-level code a second time and couples unrelated 
 | `random_programs` | hypothesis strategies: `pl` program texts, non-SSA scalar functions | language, passes |
 | `tensor_lowering` | the outlining part of the pipeline, the kernel contract, a NumPy evaluator of whole programs | passes (ConvertTensorToBlockOps, tiling) |
 | `sync_checker` | an independent checker of synchronized kernels and a random kernel generator | passes/test_insert_sync.py |
+| `toolkit_sample` | a scalar `pl` function with a loop holding an if (the IR toolkit's tests) | ir (walk, names, rewrite, variables, evaluate), passes/analysis |
 | `roundtrip` | `roundtrip`: print -> parse -> print is a fixed point and the IR is structurally equal | language, passes |
 """

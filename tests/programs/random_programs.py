@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from pypto import ir
 from pypto.ir.dtype import DataType
+from pypto.ir.evaluate import EvalError, evaluate
 from pypto.ir.expr import Add, ConstInt, Lt, Max, Min, Mul, Sub, Var, scalar_type
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, WhileStmt
-from pypto.passes.ir_utils import EvalError, evaluate, make_body, make_else
+from pypto.ir.walk import make_body, make_else
 
 IDX = DataType.INDEX
 T_IDX = scalar_type(IDX)

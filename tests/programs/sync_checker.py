@@ -20,13 +20,15 @@ from collections import defaultdict
 from pypto import ir
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, PipeType
+from pypto.ir.evaluate import EvalError, Evaluator
 from pypto.ir.expr import ConstFloat, ConstInt, Gt, MakeTuple, Mul, Var, make_memref, scalar_type
 from pypto.ir.function import Function
 from pypto.ir.op import create_op_call
+from pypto.ir.rewrite import StmtRewriter
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import TensorType, TileType
-from pypto.passes.ir_utils import EvalError, Evaluator, StmtRewriter, body_stmts, make_body, make_else
-from pypto.passes.pipes import PIPES, instruction, is_sync_call, stmt_call, tensor_roots
+from pypto.ir.walk import body_stmts, make_body, make_else
+from pypto.passes.analysis.pipes import PIPES, instruction, is_sync_call, stmt_call, tensor_roots
 
 S, V, M = PipeType.S, PipeType.V, PipeType.M
 

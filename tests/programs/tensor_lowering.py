@@ -7,16 +7,16 @@ import numpy as np
 
 import pypto.language as pl
 from pypto import ir
-from pypto.backend.target import ascend910b
+from pypto.ir.evaluate import Evaluator
 from pypto.ir.expr import Call, DynVar, GlobalVar
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType
 from pypto.ops.registry import OPS
 from pypto.passes.base import PassContext
 from pypto.passes.convert_tensor_to_block_ops import ConvertTensorToBlockOps
 from pypto.passes.inline_functions import InlineFunctions
-from pypto.passes.ir_utils import Evaluator
 from pypto.passes.outline_incore_scopes import OutlineIncoreScopes
 from pypto.passes.scope_tensor_ops import ScopeTensorOps
+from pypto.target import ascend910b
 from tests.programs.roundtrip import roundtrip
 
 CTX = PassContext(target=ascend910b())  # fixed Vec capacity (192 KiB): tiling decisions do not depend on the host

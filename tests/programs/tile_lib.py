@@ -19,6 +19,7 @@ import ml_dtypes
 import numpy as np
 
 import pypto
+from pypto.backend.cpu.lowering import instruction_source
 from pypto.support.native_build import build_and_load
 
 INCLUDE = Path(pypto.__file__).parent / "backend" / "cpu" / "include"
@@ -40,7 +41,7 @@ DT = {
 }
 
 PRELUDE = """#include "pto/pto.hpp"
-#define EXPORT extern "C" __attribute__((visibility("default")))
+""" + instruction_source() + """#define EXPORT extern "C" __attribute__((visibility("default")))
 EXPORT const char* pto_isa() { return pto::kIsa; }
 """
 

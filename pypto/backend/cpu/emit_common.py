@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 
+from pypto.errors import Error
 from pypto.pto.model import Block, Func, Op, ScalarT, Value
 
 from ..elements import ELEMENTS
@@ -19,7 +20,7 @@ ELEM_BYTES = {n: ELEMENTS[n].itemsize for n in CPP_SCALAR}  # bytes as stored: t
 _LOW_FLOAT = {"f16", "bf16"}
 
 
-class AssemblyError(ValueError):
+class AssemblyError(Error, ValueError):
     """A PTO construct the CPU backend cannot translate (names the function and the op)."""
 
 

@@ -13,6 +13,7 @@ from pypto.pto.model import EnumAttr, Func, Op, PartitionViewT, PtrT, ScalarT, T
 
 from .emit_common import AssemblyError, FuncEmitter, cpp_type, elem_bytes
 from .fusion import Fuser, fusable
+from .lowering import cpp_name, lowering
 
 LOCS = ("vec", "mat", "left", "right", "acc", "bias")
 _LOC_CPP = {"vec": "Vec", "mat": "Mat", "left": "Left", "right": "Right", "acc": "Acc", "bias": "Bias"}
@@ -64,7 +65,7 @@ def tile_cpp_type(t: TileBufT) -> str:
 
 
 def instr_name(op_name: str) -> str:
-    return op_name.split(".", 1)[1].replace(".", "_").upper()
+    return cpp_name(op_name.split(".", 1)[1])
 
 
 class KernelEmitter(FuncEmitter):
@@ -145,8 +146,11 @@ class KernelEmitter(FuncEmitter):
         h = getattr(self, "op_" + n.split(".", 1)[1].replace(".", "_"), None)
         if h is not None:
             h(op)
-        elif n.startswith("pto.t"):
+        elif n.startswith("pto.t") and lowering(n.split(".", 1)[1]) is not None:
             self.dps(op, instr_name(n))
+        elif n.startswith("pto.t"):
+            raise AssemblyError(f"{self.where(op)}: the CPU target has no lowering for {n} "
+                                f"(pypto/backend/cpu/lowering.py lists the instructions it implements)")
         else:
             raise AssemblyError(f"{self.where(op)}: unsupported operation in a kernel")
 

@@ -11,67 +11,11 @@ otherwise it is copied there at the end.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
+from pypto.pto.analysis import analyze_task_program
 from pypto.pto.model import Func, Op, ScalarT, Sym, TensorT, Value, walk
 
 from .emit_common import AssemblyError, FuncEmitter, cpp_type, elem_bytes, is_float
-
-
-@dataclass
-class ReturnSlot:
-    """How the k-th returned value reaches the caller."""
-
-    param: int | None  # the entry parameter it is (written in place), or None
-    output: int | None  # else: index of the extra output parameter it is written into
-
-
-def _alias_roots(func: Func) -> dict[int, Value]:
-    """Values that are another value under a new name: a loop result whose every iteration passes its
-    carried tensor through unchanged is its init value; an if result both branches yield alike."""
-    roots: dict[int, Value] = {}
-
-    def root(v: Value) -> Value:
-        while id(v) in roots:
-            v = roots[id(v)]
-        return v
-
-    for op in walk(func.body):
-        if op.name == "scf.for" and op.results:
-            body = op.regions[0]
-            y = body.ops[-1] if body.ops and body.ops[-1].name == "scf.yield" else None
-            for k, r in enumerate(op.results):
-                init = op.operands[3 + k]
-                if y is not None and k < len(y.operands) and root(y.operands[k]) is root(body.args[1 + k]):
-                    roots[id(r)] = init
-                    roots[id(body.args[1 + k])] = init
-        elif op.name == "scf.if" and op.results and len(op.regions) == 2:
-            ys = [b.ops[-1] for b in op.regions if b.ops and b.ops[-1].name == "scf.yield"]
-            if len(ys) == 2:
-                for k, r in enumerate(op.results):
-                    a, b = root(ys[0].operands[k]), root(ys[1].operands[k])
-                    if a is b:
-                        roots[id(r)] = a
-    return roots
-
-
-def return_slots(func: Func) -> list[ReturnSlot]:
-    rets = [op for op in walk(func.body) if op.name == "func.return"]
-    if not rets:
-        return []
-    args = {id(a): i for i, a in enumerate(func.args)}
-    roots = _alias_roots(func)
-    slots, n_out = [], 0
-    for v in rets[-1].operands:
-        while id(v) in roots:
-            v = roots[id(v)]
-        p = args.get(id(v))
-        if p is not None:
-            slots.append(ReturnSlot(p, None))
-        else:
-            slots.append(ReturnSlot(None, n_out))
-            n_out += 1
-    return slots
 
 
 def static_param_shapes(kernel: Func) -> list[list[int | None] | None]:
@@ -94,17 +38,12 @@ class OrchestrationEmitter(FuncEmitter):
         self.kernel_ids = kernel_ids
         self.kernel_shapes = kernel_shapes or {}
         self.valid_slices: set[int] = set()  # tensor_slice results marked `valid` (see codegen)
-        self.slots = return_slots(func)
+        info = analyze_task_program(func)  # (return slots shared with the driver: pypto/pto/analysis.py)
+        self.slots = list(info.slots)
         self.nparams = len(func.args)
-        self.n_outputs = sum(1 for s in self.slots if s.output is not None)
-        rets = [op for op in walk(func.body) if op.name == "func.return"]
-        allocs = {id(op.result) for op in walk(func.body) if op.name == "pto.alloc_tensor"}
+        self.n_outputs = info.n_outputs
         # a returned tensor created by alloc_tensor is created in its output buffer (no copy at the end)
-        self.direct: dict[int, int] = {}
-        if rets:
-            for v, s in zip(rets[-1].operands, self.slots):
-                if s.output is not None and id(v) in allocs:
-                    self.direct.setdefault(id(v), s.output)
+        self.direct: dict[int, int] = dict(info.fresh_outputs)
 
     def value_ctype(self, v: Value) -> str:
         if isinstance(v.type, TensorT):
@@ -268,4 +207,4 @@ class OrchestrationEmitter(FuncEmitter):
         self.define(op.result, f"{self.name(op.operands[0])}.shape[{int(op.attrs['axis'])}]")
 
 
-__all__ = ["OrchestrationEmitter", "ReturnSlot", "return_slots", "static_param_shapes"]
+__all__ = ["OrchestrationEmitter", "static_param_shapes"]

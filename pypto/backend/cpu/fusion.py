@@ -21,15 +21,8 @@ from dataclasses import dataclass, field
 from pypto.pto.model import Op, PartitionViewT, ScalarT, TileBufT, Value
 
 from .emit_common import cpp_type, elem_bytes
+from .lowering import Form, Functor, lowering
 
-# instruction -> (functor, number of tile operands, whether the op takes a scalar second operand)
-_BINARY = {"tadd": "Add", "tsub": "Sub", "tmul": "Mul", "tdiv": "Div", "tmax": "Max", "tmin": "Min"}
-_SCALAR = {"tadds": "AddS", "tsubs": "SubS", "tmuls": "MulS", "tdivs": "DivS", "tmaxs": "MaxS", "tmins": "MinS",
-           "tlrelu": "LRelu"}
-_UNARY = {"texp": "Exp", "tlog": "Log", "tsqrt": "Sqrt", "trsqrt": "Rsqrt", "trecip": "Recip", "tneg": "Neg",
-          "tabs": "Abs", "trelu": "Relu", "tmov": "Identity"}
-_ROW_EXPAND = {"trowexpandadd": "Add", "trowexpandsub": "Sub", "trowexpandmul": "Mul", "trowexpanddiv": "Div"}
-_COL_EXPAND = {"tcolexpandadd": "Add", "tcolexpandsub": "Sub", "tcolexpandmul": "Mul", "tcolexpanddiv": "Div"}
 _FLOATS = {"f32", "f16", "bf16"}
 TRANSPARENT = {"arith.constant", "pto.alloc_tile", "pto.set_flag", "pto.wait_flag", "pto.pipe_barrier",
                "pto.partition_view", "pto.make_tensor_view"}
@@ -45,21 +38,27 @@ def _window_ok(v: Value) -> bool:
 
 
 def fusable(op: Op) -> bool:
+    """Can the instruction join a fused loop? (Its lowering row says so; see lowering.py.)"""
     n = short(op)
+    row = lowering(n)
+    if row is None or not row.fusable:
+        return False
     if n == "tload":  # the loop reads the window itself (the tile is still written)
         ok = len(op.ins) == 1 and _window_ok(op.ins[0]) and not op.attrs.get("transpose")
         return ok and len(op.outs) == 1 and _tile_ok(op.outs[0].type)
     if n == "tstore":  # the loop writes the window itself
         return len(op.ins) == 1 and _tile_ok(op.ins[0].type) and len(op.outs) == 1 and _window_ok(op.outs[0])
-    if n not in _BINARY and n not in _SCALAR and n not in _UNARY and n not in _ROW_EXPAND \
-            and n not in _COL_EXPAND and n not in ("trowexpand", "tcolexpand", "texpands"):
-        return False
     if n == "tmov" and op.attrs.get("transpose"):
         return False
     if len(op.outs) != 1 or not isinstance(op.outs[0].type, TileBufT):
         return False
     tiles = [v.type for v in (*op.ins, op.outs[0]) if isinstance(v.type, TileBufT)]
     return all(_tile_ok(t) for t in tiles)
+
+
+def _form(op: Op) -> Form | None:
+    row = lowering(short(op))
+    return row.form if isinstance(row, Functor) else None
 
 
 def _tile_ok(t) -> bool:
@@ -184,9 +183,10 @@ class Fuser:
             t = v.type
             if not isinstance(t, TileBufT):
                 continue
-            if n in _ROW_EXPAND and k == 1 or n == "trowexpand":
+            form = _form(op)
+            if form is Form.ROW_EXPAND and k == 1 or n == "trowexpand":
                 bc = "ColBcast"
-            elif n in _COL_EXPAND and k == 1 or n == "tcolexpand":
+            elif form is Form.COL_EXPAND and k == 1 or n == "tcolexpand":
                 bc = "RowBcast"
             elif (t.rows, t.cols) == (dt.rows, dt.cols):
                 bc = "Full"
@@ -318,23 +318,18 @@ class Fuser:
     def functor(self, op: Op, args: list[str]) -> str:
         n = short(op)
         em = self.em
-        if n in _BINARY:
-            return f"pto::op::{_BINARY[n]}{{}}({args[0]}, {args[1]})"
-        if n in _ROW_EXPAND:
-            return f"pto::op::{_ROW_EXPAND[n]}{{}}({args[0]}, {args[1]})"
-        if n in _COL_EXPAND:
-            return f"pto::op::{_COL_EXPAND[n]}{{}}({args[0]}, {args[1]})"
-        if n in _UNARY:
-            return f"pto::op::{_UNARY[n]}{{}}({args[0]})"
-        if n in ("trowexpand", "tcolexpand"):
+        row = lowering(n)
+        if isinstance(row, Functor):
+            if row.form is Form.SCALAR:
+                s = next(v for v in op.ins if isinstance(v.type, ScalarT))
+                return f"pto::op::{row.functor}<float>{{pto::scalar_to<float>({em.ref(s)})}}({args[0]})"
+            return f"pto::op::{row.functor}{{}}({', '.join(args)})"
+        if n in ("trowexpand", "tcolexpand", "tmov"):
             return args[0]
-        if n in _SCALAR:
-            s = next(v for v in op.ins if isinstance(v.type, ScalarT))
-            return f"pto::op::{_SCALAR[n]}<float>{{pto::scalar_to<float>({em.ref(s)})}}({args[0]})"
         if n == "texpands":
             return (f"pto::simd::splat<typename std::decay_t<decltype(cur)>::V>(pto::scalar_to<float>("
                     f"{em.ref(op.ins[0])}))")
-        raise AssertionError(n)
+        raise AssertionError(f"pto.{n} is marked fusable but the fuser has no code for it")
 
 
 def _overlap(a: Region, b: Region) -> bool:

@@ -11,13 +11,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pypto.pto.analysis import ReturnSlot
 from pypto.pto.model import Func, Module
 from pypto.runtime.abi import include_dir as runtime_include_dir
 from pypto.support.native_build import BuildResult, build_and_load
 
 from .emit_common import AssemblyError
 from .emit_kernel import KernelEmitter, SpaceLayout
-from .emit_orchestration import OrchestrationEmitter, ReturnSlot, static_param_shapes
+from .emit_orchestration import OrchestrationEmitter, static_param_shapes
+from .lowering import instruction_source
 
 HERE = Path(__file__).resolve().parent
 TILE_LIB = HERE / "include"
@@ -62,7 +64,8 @@ def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None
     layout = SpaceLayout.of(kfuncs)
     ids = {f.name: i for i, f in enumerate(kfuncs)}
     parts = ["#define PTO_STREAM_DEFER_FENCE 1  // each kernel fences its streaming stores once, at its end",
-             '#include "pto/pto.hpp"', '#include "pto_glue.hpp"', "#include <atomic>", "#include <cstdarg>", "",
+             '#include "pto/pto.hpp"', instruction_source(), '#include "pto_glue.hpp"', "#include <atomic>",
+             "#include <cstdarg>", "",
              "namespace {", "", *_KERNEL_ERROR, ""]
     per_kernel = {}
     for i, f in enumerate(kfuncs):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pypto.errors import Error
 
-class InterpError(RuntimeError):
+
+class InterpError(Error, RuntimeError):
     """A module the interpreter cannot execute: an unknown instruction, operands of the wrong kind or
     type, a window out of range, an undefined value.
 

@@ -21,20 +21,16 @@ from collections.abc import Callable
 import numpy as np
 
 from pypto.ir.enums import CastMode, CmpType, PadValue
-from pypto.ops import OPS, OpDef, ops_by_pto
-from pypto.ops.registry import OpError
+from pypto.ops import OpDef, ops_by_pto
+from pypto.ops.registry import OpError, block_ops
+from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op
 
 from .errors import InterpError
 from .values import DTYPES, Tile, cast_array, compute_dtype
 
 # instruction -> the registry op whose reference it runs, where `ops_by_pto` picks another op
-_REF_OVERRIDE = {"texpands": "block.expands"}
-ROW_REDUCE = frozenset({"trowsum", "trowmax", "trowmin"})
-COL_REDUCE = frozenset({"tcolsum", "tcolmax", "tcolmin"})
-ROW_EXPAND = frozenset({"trowexpandadd", "trowexpandsub", "trowexpandmul", "trowexpanddiv"})
-COL_EXPAND = frozenset({"tcolexpandadd", "tcolexpandsub", "tcolexpandmul", "tcolexpanddiv", "tcolexpand"})
-MATMUL = frozenset({"tmatmul", "tmatmul.acc", "tmatmul.bias", "tgemv", "tgemv.acc", "tgemv.bias"})
+_REF_OVERRIDE = {"texpands": block_ops.expands}
 _OPERAND_KINDS = ("tile", "scalar")
 # PTO attribute -> (registry attribute, its enum); values are `#pto<cmp lt>`-style enum attributes
 _ATTRS = {"cmpMode": ("cmp_type", CmpType), "rmode": ("mode", CastMode), "pad": ("pad_value", PadValue)}
@@ -46,8 +42,7 @@ def opdef(short: str) -> OpDef | None:
     """The registry op of instruction `short` (`tadd`, `tmatmul.acc`, ...), or None if unknown."""
     if not _BY_PTO:
         _BY_PTO.update(ops_by_pto())
-        for k, name in _REF_OVERRIDE.items():
-            _BY_PTO[k] = OPS[name]
+        _BY_PTO.update(_REF_OVERRIDE)
     return _BY_PTO.get(short)
 
 
@@ -121,8 +116,14 @@ def _scalar(v, ct: np.dtype):
         return np.asarray(v).astype(ct)[()]
 
 
+def shape_class(short: str) -> ShapeClass | None:
+    od = opdef(short)
+    return od.shape_class if od is not None else None
+
+
 def _elementwise(short: str, args: list, dst: Tile) -> tuple[list, tuple[int, int]]:
     dvr, dvc = dst.vr, dst.vc
+    shape = shape_class(short)
     first = next((v for _, v in args if isinstance(v, Tile)), dst)
     ct = compute_dtype(first.arr.dtype)
     out = []
@@ -132,9 +133,9 @@ def _elementwise(short: str, args: list, dst: Tile) -> tuple[list, tuple[int, in
             continue
         r = 1 if v.rows == 1 and dst.rows != 1 else dvr
         c = 1 if v.cols == 1 and dst.cols != 1 else dvc
-        if k == 1 and short in ROW_EXPAND:
+        if k == 1 and shape is ShapeClass.ROW_EXPAND:
             c = 1
-        if k == 1 and short in COL_EXPAND:
+        if k == 1 and shape is ShapeClass.COL_EXPAND:
             r = 1
         out.append(_need(v, r, c, f"pto.{short}"))
     if short == "tcolexpand" and len(out) == 1:
@@ -186,10 +187,14 @@ def _concat(short: str, args: list, dst: Tile):
     return [_need(a, dst.vr, a.vc, "pto.tconcat"), _need(b, dst.vr, b.vc, "pto.tconcat")], (dst.vr, a.vc + b.vc)
 
 
-_PREP: dict[str, Callable] = {"ttrans": _transpose, "treshape": _reshape, "tconcat": _concat}
-_PREP.update({k: _row_reduce for k in ROW_REDUCE})
-_PREP.update({k: _col_reduce for k in COL_REDUCE})
-_PREP.update({k: _matmul for k in MATMUL})
+# how the reference's operands are cut from the tiles: by shape class, or by instruction for the layout ops
+_BY_SHAPE: dict[ShapeClass, Callable] = {ShapeClass.ROW_REDUCE: _row_reduce, ShapeClass.COL_REDUCE: _col_reduce,
+                                         ShapeClass.MATMUL: _matmul}
+_BY_INSTRUCTION: dict[str, Callable] = {"ttrans": _transpose, "treshape": _reshape, "tconcat": _concat}
+
+
+def _prep(short: str) -> Callable:
+    return _BY_INSTRUCTION.get(short) or _BY_SHAPE.get(shape_class(short), _elementwise)
 
 
 def _write(dst: Tile, res, shape: tuple[int, int], short: str) -> None:
@@ -209,7 +214,7 @@ def generic(op: Op, short: str, ins: list, dst: Tile) -> None:
         raise InterpError(f"unknown instruction {op.name}")
     args = [(p, v) for p, v in check_operands(short, od, ins) if p.name != "tmp"]
     kw = registry_kwargs(op, od, dst)
-    operands, shape = _PREP.get(short, _elementwise)(short, args, dst)
+    operands, shape = _prep(short)(short, args, dst)
     with np.errstate(all="ignore"):
         res = od.reference(*operands, **kw)
     _write(dst, res, shape, short)
@@ -227,7 +232,7 @@ def texpands(op: Op, ins: list, dst: Tile) -> None:
     if len(ins) != 1 or isinstance(ins[0], Tile):
         raise InterpError("pto.texpands takes one scalar operand")
     s = _scalar(ins[0], compute_dtype(dst.arr.dtype))
-    _write(dst, OPS["block.expands"].reference(dst.valid(), s), (dst.vr, dst.vc), "texpands")
+    _write(dst, block_ops.expands.reference(dst.valid(), s), (dst.vr, dst.vc), "texpands")
 
 
 def tfillpad(op: Op, ins: list, dst: Tile) -> None:
@@ -256,7 +261,7 @@ def textract(op: Op, ins: list, dst: Tile) -> None:
     if r < 0 or c < 0 or r + dst.vr > src.rows or c + dst.vc > src.cols:
         raise InterpError(f"pto.textract: window [{r}:{r + dst.vr}, {c}:{c + dst.vc}] is out of range for "
                           f"tile %{src.value.name} [{src.rows}, {src.cols}]")
-    res = OPS["block.view"].reference(src.arr, (dst.vr, dst.vc), (r, c))
+    res = block_ops.view.reference(src.arr, (dst.vr, dst.vc), (r, c))
     _write(dst, res, (dst.vr, dst.vc), "textract")
 
 
@@ -276,7 +281,7 @@ def tmov(op: Op, ins: list, dst: Tile) -> None:
     src = ins[0]
     tr = bool(op.attrs.get("transpose", False))
     view = _need(src, dst.vc, dst.vr, "pto.tmov") if tr else _need(src, dst.vr, dst.vc, "pto.tmov")
-    res = OPS["block.move"].reference(view, target_memory=None, transpose=tr)
+    res = block_ops.move.reference(view, target_memory=None, transpose=tr)
     _write(dst, res, (dst.vr, dst.vc), "tmov")
 
 
@@ -301,6 +306,26 @@ HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
 }
 
 
+# instructions the kernel executor runs itself (interp/kernel.py: DDR windows, flags, element reads)
+KERNEL_LEVEL = frozenset({"tload", "tstore", "tgetval", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx"})
+_SLICED_LIKE_ELEMENTWISE = frozenset({ShapeClass.ELEMENTWISE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND})
+
+
+def rule_of(short: str) -> str | None:
+    """How the interpreter runs instruction `short` (None: it cannot): the kernel executor, a
+    special handler, or the registry reference with operands cut by the op's shape class."""
+    if short in KERNEL_LEVEL:
+        return "kernel"
+    if short in HANDLERS:
+        return "handler"
+    od = opdef(short)
+    if od is None or od.reference is None:
+        return None
+    if short in _BY_INSTRUCTION or od.shape_class in _BY_SHAPE or od.shape_class in _SLICED_LIKE_ELEMENTWISE:
+        return "reference"
+    return None
+
+
 def execute(op: Op, short: str, ins: list, dst: Tile) -> None:
     handler = HANDLERS.get(short)
     if handler is not None:
@@ -309,4 +334,4 @@ def execute(op: Op, short: str, ins: list, dst: Tile) -> None:
         generic(op, short, ins, dst)
 
 
-__all__ = ["MATMUL", "execute", "opdef", "scratch_indices", "tile_index"]
+__all__ = ["KERNEL_LEVEL", "execute", "opdef", "rule_of", "scratch_indices", "shape_class", "tile_index"]

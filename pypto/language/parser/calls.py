@@ -11,7 +11,7 @@ from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.op import OpError, create_op_call
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.registry import REQUIRED, Dispatch, OpDef, Param, get_def
+from pypto.ops.registry import REQUIRED, Dispatch, OpDef, Param
 
 from ..errors import ParserTypeError
 from .values import const_for, is_number, python_value, scalar_binop, scalar_dtype, to_expr
@@ -46,17 +46,17 @@ class OpCaller:
         kind = value_kind(first)
         second = args[1] if len(args) > 1 else kwargs.get("rhs")
         rhs_scalar = second is not None and value_kind(second) == "scalar"
-        name = d.choose(kind, rhs_scalar)
-        if name is None and kind == "scalar" and d.name in _SCALAR_EXPRS:
-            name = f"scalar.{d.name}"
-        if name is None:
+        chosen = d.choose(kind, rhs_scalar)
+        if chosen is None and kind == "scalar" and d.name in _SCALAR_EXPRS:
+            chosen = f"scalar.{d.name}"
+        if chosen is None:
             forms = [k for k, v in (("Tensor", d.tensor), ("Tile", d.tile)) if v]
             got = {"tensor": "a Tensor", "tile": "a Tile", "scalar": "a scalar"}.get(kind, "a non-pl value")
             raise ParserTypeError(f"{spelling} does not accept {got} as its first operand",
                                   sp, hint=f"it takes a {' or a '.join(forms) or 'different value'}")
-        if name.startswith("scalar."):
-            return self.scalar_form(name, list(args) + list(kwargs.values()), sp)
-        return self.build_op(get_def(name), args, kwargs, sp)
+        if isinstance(chosen, str):  # a scalar expression form ("scalar.cast", ...), not a registry op
+            return self.scalar_form(chosen, list(args) + list(kwargs.values()), sp)
+        return self.build_op(chosen, args, kwargs, sp)
 
     def scalar_form(self, name: str, args: list[Any], sp: Span) -> Expr:
         short = name.split(".", 1)[1]

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import InvalidType
 from pypto.ir.dtype import DataType, promote
 from pypto.ir.expr import (
     COMPARISONS,
@@ -49,7 +50,7 @@ def const_for(v: Any, like: DataType | None = None) -> Expr:
         if like is not None and like.is_float:
             return ConstFloat(float(v), like)
         return ConstFloat(float(v), DataType.FP32)
-    raise TypeError(f"not a number: {v!r}")
+    raise InvalidType(f"not a number: {v!r}")
 
 
 def to_expr(v: Any, span: Span, what: str = "value", like: DataType | None = None) -> Expr:

@@ -6,26 +6,19 @@
 
 namespace pto {
 
+// The functor instructions (TADD, TADDS, TEXP, TROWEXPANDADD, ...) are instantiated from these
+// macros by the program source, generated from pypto/backend/cpu/lowering.py (one row each).
 // ---- tile x tile ----------------------------------------------------------------------------------
 #define PTO_BINARY(NAME, OP)                                                                      \
   template <class D, class A, class B> PTO_INLINE void NAME(D& dst, const A& a, const B& b) {      \
     vmap(dst, op::OP{}, a, b);                                                                     \
   }
-PTO_BINARY(TADD, Add)
-PTO_BINARY(TSUB, Sub)
-PTO_BINARY(TMUL, Mul)
-PTO_BINARY(TDIV, Div)
-PTO_BINARY(TMAX, Max)
-PTO_BINARY(TMIN, Min)
-PTO_BINARY(TREM, Rem)
-PTO_BINARY(TAND, And)
-PTO_BINARY(TOR, Or)
-PTO_BINARY(TXOR, Xor)
-PTO_BINARY(TSHL, Shl)
-PTO_BINARY(TSHR, Shr)
-#undef PTO_BINARY
 // forms with the hardware's scratch tile (ignored on the CPU)
-template <class D, class A, class B, class Tmp> PTO_INLINE void TXOR(D& dst, const A& a, const B& b, Tmp&) { TXOR(dst, a, b); }
+#define PTO_BINARY_SCRATCH(NAME, OP)                                                              \
+  PTO_BINARY(NAME, OP)                                                                            \
+  template <class D, class A, class B, class Tmp> PTO_INLINE void NAME(D& dst, const A& a, const B& b, Tmp&) { \
+    NAME(dst, a, b);                                                                              \
+  }
 
 template <class D, class A, class B> PTO_INLINE void TCMP(D& dst, const A& a, const B& b, CmpMode mode) {
   vmap(dst, op::Cmp{mode}, a, b);
@@ -43,21 +36,9 @@ template <class D, class X, class S, class Tmp> PTO_INLINE void TPRELU(D& dst, c
     using CT = compute_t<typename A::value_type>;                                                \
     vmap_ct<CT>(dst, op::OP<CT>{scalar_to<CT>(s)}, a);                                           \
   }
-PTO_SCALAR(TADDS, AddS)
-PTO_SCALAR(TSUBS, SubS)
-PTO_SCALAR(TMULS, MulS)
-PTO_SCALAR(TDIVS, DivS)
-PTO_SCALAR(TMAXS, MaxS)
-PTO_SCALAR(TMINS, MinS)
-PTO_SCALAR(TREMS, RemS)
-PTO_SCALAR(TANDS, AndS)
-PTO_SCALAR(TORS, OrS)
-PTO_SCALAR(TXORS, XorS)
-PTO_SCALAR(TSHLS, ShlS)
-PTO_SCALAR(TSHRS, ShrS)
-PTO_SCALAR(TLRELU, LRelu)
-#undef PTO_SCALAR
-template <class D, class A, class S, class Tmp> PTO_INLINE void TXORS(D& dst, const A& a, S s, Tmp&) { TXORS(dst, a, s); }
+#define PTO_SCALAR_SCRATCH(NAME, OP)                                                             \
+  PTO_SCALAR(NAME, OP)                                                                           \
+  template <class D, class A, class S, class Tmp> PTO_INLINE void NAME(D& dst, const A& a, S s, Tmp&) { NAME(dst, a, s); }
 template <class D, class A, class S> PTO_INLINE void TCMPS(D& dst, const A& a, S s, CmpMode mode) {
   using CT = compute_t<typename A::value_type>;
   vmap_ct<CT>(dst, op::CmpS<CT>{mode, scalar_to<CT>(s)}, a);
@@ -106,15 +87,13 @@ template <class D, class A, class B, class S> PTO_INLINE void TSELS(D& dst, cons
 // ---- unary ---------------------------------------------------------------------------------------
 #define PTO_UNARY(NAME, OP) \
   template <class D, class A> PTO_INLINE void NAME(D& dst, const A& a) { vmap(dst, op::OP{}, a); }
-PTO_UNARY(TEXP, Exp)
-PTO_UNARY(TLOG, Log)
-PTO_UNARY(TSQRT, Sqrt)
-PTO_UNARY(TRSQRT, Rsqrt)
-PTO_UNARY(TRECIP, Recip)
-PTO_UNARY(TNEG, Neg)
-PTO_UNARY(TABS, Abs)
-PTO_UNARY(TRELU, Relu)
-#undef PTO_UNARY
+// ---- a tile op a broadcast vector: dst[i,j] = a[i,j] op v[i,0] (row) / v[0,j] (col) ----------------
+#define PTO_EXPAND(NAME, OP, WRAP)                                                                \
+  template <class D, class A, class S> PTO_INLINE void NAME(D& dst, const A& a, const S& v) {     \
+    vmap(dst, op::OP{}, a, WRAP(v));                                                              \
+  }
+#define PTO_ROW_EXPAND(NAME, OP) PTO_EXPAND(NAME, OP, ColBcast)
+#define PTO_COL_EXPAND(NAME, OP) PTO_EXPAND(NAME, OP, RowBcast)
 // bitwise not for integers, logical not for bool
 template <class D, class A> PTO_INLINE void TNOT(D& dst, const A& a) {
   if constexpr (is_bool_v<typename A::value_type>) vmap(dst, op::LNot{}, a);

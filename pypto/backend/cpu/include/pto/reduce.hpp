@@ -245,27 +245,42 @@ PTO_REDUCE(TCOLMAX, Max, col_reduce)
 PTO_REDUCE(TCOLMIN, Min, col_reduce)
 #undef PTO_REDUCE
 
+// ---- folds (reductions of extension ops) ------------------------------------------------------------
+// dst[i,0] = combine(...combine(combine(init, map(src[i,0])), map(src[i,1]))..., map(src[i,vc-1])), in
+// the compute type (fp32 for fp16 / bf16), element by element in order; the same along columns.
+namespace detail {
+template <class D, class S, class Map, class Combine>
+PTO_INLINE void row_fold(D& dst, const S& src, double init, Map map, Combine combine) {
+  using CT = compute_t<typename S::value_type>;
+  for (int r = 0; r < dst.vr; ++r) {
+    CT acc = scalar_to<CT>(init);
+    for (int c = 0; c < src.vc; ++c) acc = combine(acc, map(to_compute(src.at(r, c))));
+    dst.at(r, 0) = from_compute<typename D::value_type>(acc);
+  }
+}
+template <class D, class S, class Map, class Combine>
+PTO_INLINE void col_fold(D& dst, const S& src, double init, Map map, Combine combine) {
+  using CT = compute_t<typename S::value_type>;
+  for (int c = 0; c < dst.vc; ++c) {
+    CT acc = scalar_to<CT>(init);
+    for (int r = 0; r < src.vr; ++r) acc = combine(acc, map(to_compute(src.at(r, c))));
+    dst.at(0, c) = from_compute<typename D::value_type>(acc);
+  }
+}
+}  // namespace detail
+#define PTO_FOLD(NAME, IMPL, MAP, COMBINE, INIT)                                                               \
+  template <class D, class S> PTO_INLINE void NAME(D& dst, const S& src) {                                    \
+    detail::IMPL(dst, src, INIT, op::MAP{}, op::COMBINE{});                                                    \
+  }                                                                                                            \
+  template <class D, class S, class Tmp> PTO_INLINE void NAME(D& dst, const S& src, Tmp&) { NAME(dst, src); }
+#define PTO_ROW_FOLD(NAME, MAP, COMBINE, INIT) PTO_FOLD(NAME, row_fold, MAP, COMBINE, INIT)
+#define PTO_COL_FOLD(NAME, MAP, COMBINE, INIT) PTO_FOLD(NAME, col_fold, MAP, COMBINE, INIT)
+
 // ---- broadcasts ---------------------------------------------------------------------------------------
 // TROWEXPAND(dst, src): dst[i,j] = src[i,0];  TCOLEXPAND(dst, src): dst[i,j] = src[0,j]
 template <class D, class S> PTO_INLINE void TROWEXPAND(D& dst, const S& src) { vmap(dst, op::Identity{}, ColBcast(src)); }
 template <class D, class S> PTO_INLINE void TCOLEXPAND(D& dst, const S& src) { vmap(dst, op::Identity{}, RowBcast(src)); }
-// TROWEXPANDxx(dst, a, v): dst[i,j] = a[i,j] op v[i,0];  TCOLEXPANDxx(dst, a, v): a[i,j] op v[0,j]
-#define PTO_EXPAND(NAME, OP, WRAP)                                                                \
-  template <class D, class A, class S> PTO_INLINE void NAME(D& dst, const A& a, const S& v) {     \
-    vmap(dst, op::OP{}, a, WRAP(v));                                                              \
-  }
-PTO_EXPAND(TROWEXPANDADD, Add, ColBcast)
-PTO_EXPAND(TROWEXPANDSUB, Sub, ColBcast)
-PTO_EXPAND(TROWEXPANDMUL, Mul, ColBcast)
-PTO_EXPAND(TROWEXPANDDIV, Div, ColBcast)
-PTO_EXPAND(TROWEXPANDMAX, Max, ColBcast)
-PTO_EXPAND(TROWEXPANDMIN, Min, ColBcast)
-PTO_EXPAND(TCOLEXPANDADD, Add, RowBcast)
-PTO_EXPAND(TCOLEXPANDSUB, Sub, RowBcast)
-PTO_EXPAND(TCOLEXPANDMUL, Mul, RowBcast)
-PTO_EXPAND(TCOLEXPANDDIV, Div, RowBcast)
-PTO_EXPAND(TCOLEXPANDMAX, Max, RowBcast)
-PTO_EXPAND(TCOLEXPANDMIN, Min, RowBcast)
-#undef PTO_EXPAND
+// TROWEXPANDxx / TCOLEXPANDxx (a tile op a broadcast vector) are functor instructions: see
+// PTO_ROW_EXPAND in elementwise.hpp and pypto/backend/cpu/lowering.py
 
 }  // namespace pto

@@ -12,9 +12,9 @@ from pypto.ir.function import Function
 from pypto.ir.op import create_op_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, YieldStmt
 from pypto.ir.types import TensorType, TileType
+from pypto.ir.walk import make_body
 from pypto.ops.registry import OPS, Level
-from pypto.passes.ir_utils import make_body
-from pypto.passes.pipes import (
+from pypto.passes.analysis.pipes import (
     Buffer,
     Instruction,
     TensorRegion,
@@ -233,8 +233,8 @@ def test_tensor_roots_follow_stores_loops_and_ifs():
 
 
 def test_bind_instructions_hoists_returned_yielded_and_init_calls():
-    from pypto.passes.ir_utils import walk_stmts
-    from pypto.passes.pipes import bind_instructions
+    from pypto.ir.walk import walk_stmts
+    from pypto.passes.analysis.pipes import bind_instructions
 
     c, t = tensor("c"), tile()
     acc = IterArg("acc", c.type, call("block.store", t, tup(0, 0), c))  # a store as the loop's init value
@@ -258,8 +258,8 @@ def test_bind_instructions_without_loop_inits_rewrites_only_what_it_must():
     holding them) are rebuilt — with the same result, names included, as the general rewrite; a
     function with nothing to bind is returned as is."""
     from pypto import ir
-    from pypto.passes.ir_utils import NameGen
-    from pypto.passes.pipes import _BindCalls, bind_instructions
+    from pypto.ir.names import NameGen
+    from pypto.passes.analysis.pipes import _BindCalls, bind_instructions
 
     c, t, u = tensor("c"), tile(), tile(name="u")
     taken = Var("store__tmp_v1", c.type)  # a name already in use: the temporaries go around it

@@ -6,7 +6,8 @@ import pypto.language as pl
 from pypto.ir.expr import Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, ForStmt, stmt_list
-from pypto.passes.liveness import analyze, inplace_safe, linear_lifetimes, tile_uses
+from pypto.passes.analysis.buffer_sharing import inplace_safe
+from pypto.passes.analysis.tile_liveness import analyze, linear_lifetimes, tile_uses
 
 
 def tiles(fn: Function) -> dict[str, Var]:

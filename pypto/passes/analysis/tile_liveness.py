@@ -1,5 +1,5 @@
-"""Tile liveness and the small helpers shared by memory planning (InitMemRef, MemoryReuse,
-AllocateMemoryAddr and the memory report).
+"""Liveness of tile variables, for memory planning (InitMemRef, MemoryReuse, AllocateMemoryAddr)
+and the memory report.
 
 Two views of one kernel body:
 
@@ -10,15 +10,11 @@ Two views of one kernel body:
   inside it is live across the whole loop, and whatever the loop head needs stays live around the
   back edge; the two branches of an if merge (a value is live before the if when either branch needs
   it). The iter_args of one loop, and the return vars of one loop or if, are defined together, so
-  they interfere pairwise.
+  they interfere pairwise. An operand the result may be written over (`buffer_sharing.inplace_safe`)
+  does not interfere with it.
 - `linear_lifetimes(fn)`: statement indices (a pre-order walk of the body, alloc statements left
   out) and one `[first, last]` interval per tile, extended to the end of every loop that uses a value
   defined before it. Reports, memory maps and error messages use these.
-
-`inplace_safe` says when an operation may write its result over an operand that dies at it: when
-result element i depends only on operand element i (elementwise ops, same shape, element size and
-space). Everything else (matmul, reductions, transposes, views, moves) gets a separate buffer
-unless the op itself declares the reuse (`OpDef.result_reuses`, handled by InitMemRef).
 """
 
 from __future__ import annotations
@@ -26,12 +22,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, MemRef, Var, make_memref
+from pypto.ir.expr import Call, Expr, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.node import Node, walk_fields
-from pypto.ir.op import create_op_call
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -45,22 +38,17 @@ from pypto.ir.stmt import (
     Stmt,
     WhileStmt,
     YieldStmt,
-    seq,
     stmt_list,
 )
-from pypto.ir.types import ShapedType, TileType, Type, constant_dims, is_constant_type
-from pypto.ir.visitor import IRMutator, IRVisitor, rebuild
-from pypto.ops.registry import Level, OpDef
+from pypto.ir.types import Type
+from pypto.ir.variables import is_alloc, is_tile_var
+from pypto.ir.visitor import IRVisitor
+from pypto.ir.walk import CONSTANTS, stmt_exprs
+
+from .buffer_sharing import inplace_safe
 
 # ---------------------------------------------------------------------------------------------
-# tiles, uses, allocs
-
-
-def is_tile_var(v: object) -> bool:
-    return isinstance(v, Var) and not isinstance(v, MemRef) and isinstance(v.type, TileType)
-
-
-_CONSTANTS = (ConstInt, ConstFloat, ConstBool)
+# tile uses
 
 
 def _collect_tiles(e: object, out: list[Var]) -> None:
@@ -69,13 +57,13 @@ def _collect_tiles(e: object, out: list[Var]) -> None:
             out.append(e)
     elif isinstance(e, Call):
         for a in e.args:
-            if not isinstance(a, _CONSTANTS):
+            if not isinstance(a, CONSTANTS):
                 _collect_tiles(a, out)
     elif isinstance(e, MakeTuple):
         for a in e.elements:
-            if not isinstance(a, _CONSTANTS):  # shapes and offsets: no tiles
+            if not isinstance(a, CONSTANTS):  # shapes and offsets: no tiles
                 _collect_tiles(a, out)
-    elif isinstance(e, Node) and not isinstance(e, (Type, *_CONSTANTS)):
+    elif isinstance(e, Node) and not isinstance(e, (Type, *CONSTANTS)):
         for name, _ in walk_fields(type(e), True):
             v = getattr(e, name)
             for x in (v if type(v) is tuple else (v,)):
@@ -91,144 +79,6 @@ def tile_uses(*exprs: Expr | None) -> list[Var]:
     return out
 
 
-def stmt_exprs(s: Stmt) -> list[Expr]:
-    """The expressions a statement evaluates itself (not those of nested bodies)."""
-    if isinstance(s, AssignStmt):
-        return [s.value]
-    if isinstance(s, EvalStmt):
-        return [s.expr]
-    if isinstance(s, (YieldStmt, ReturnStmt)):
-        return list(s.values)
-    if isinstance(s, IfStmt):
-        return [s.condition]
-    if isinstance(s, ForStmt):
-        return [s.start, s.stop, s.step, *(a.init_value for a in s.iter_args)]
-    if isinstance(s, WhileStmt):
-        return [s.condition, *(a.init_value for a in s.iter_args)]
-    return []
-
-
-def is_alloc(s: Stmt) -> bool:
-    return isinstance(s, AssignStmt) and isinstance(s.var, MemRef)
-
-
-def alloc_stmt(m: MemRef, span: Span | None = None) -> AssignStmt:
-    """`m = block.alloc(space, addr, size, id)`, the statement that defines a buffer."""
-    call = create_op_call("block.alloc", [], {"memory_space": m.memory_space, "addr": m.addr, "size": m.size,
-                                             "id": m.id}, span or m.span)
-    return AssignStmt(m, call, span=span or m.span)
-
-
-def split_allocs(body: Stmt | None) -> tuple[list[AssignStmt], Stmt]:
-    """(the alloc statements at the top level of a body, the body without them)."""
-    stmts = stmt_list(body)
-    return [s for s in stmts if is_alloc(s)], seq([s for s in stmts if not is_alloc(s)])
-
-
-def fresh_memref(space: MemorySpace, size: int, id: int, span: Span | None = None) -> MemRef:
-    return make_memref(space, -1, size, id, span=span)
-
-
-class MemRefRewriter(IRMutator):
-    """Replaces MemRefs everywhere they occur (variable types, call result types, allocs) through
-    `var_map`; every variable whose type changes is rebuilt and its uses follow."""
-
-    visit_types = True
-
-    def visit_Type(self, t: Type) -> Type:
-        return t if is_constant_type(t) else self.generic_visit(t)  # type: ignore[return-value]
-
-    def visit_ShapedType(self, t: ShapedType) -> Type:
-        if not constant_dims(t):
-            return self.generic_visit(t)  # type: ignore[return-value]
-        new = self.var_map.get(t.memref) if t.memref is not None else None  # all that can change
-        return t if new is None or new is t.memref else rebuild(t, {"memref": new})  # type: ignore[return-value]
-
-
-def retype_call(c: Call, args: tuple[Expr, ...] | None = None) -> Call:
-    """The call — with `args` instead of its own arguments, when given — with its result type inferred
-    again from its (retyped) arguments, as the parser would."""
-    new_args = c.args if args is None else args
-    infer = getattr(c.op, "infer_type", None)
-    t = c.type
-    if infer is not None:
-        try:
-            t = infer(new_args, dict(c.kwargs))
-        except Exception:  # an op that rejects the retyped operands keeps the type it had
-            t = c.type
-        if t == c.type:
-            t = c.type
-    if t is c.type and new_args is c.args:
-        return c
-    return Call(c.op, new_args, c.kwargs, t, span=c.span)
-
-
-# ---------------------------------------------------------------------------------------------
-# buffers the program itself shares, and in-place updates
-
-
-def shares_input(value: object) -> Var | None:
-    """The tile whose buffer an assigned value lives in: a reshape's input (same bytes, new shape),
-    or the source of a plain tile copy `y = x`."""
-    if is_tile_var(value):
-        return value  # type: ignore[return-value]
-    if isinstance(value, Call) and value.op.name == "block.reshape" and value.args and is_tile_var(value.args[0]):
-        return value.args[0]  # type: ignore[return-value]
-    return None
-
-
-def updated_operand(value: object) -> int | None:
-    """Index of the tile operand an op updates in place (`OpDef.result_reuses`: matmul_acc and
-    gemv_acc on the accumulator, assemble on the target), else None."""
-    if not isinstance(value, Call):
-        return None
-    k = getattr(value.op, "result_reuses", None)
-    if k is None or k >= len(value.args) or not is_tile_var(value.args[k]):
-        return None
-    return k
-
-
-def hard_share_source(s: Stmt | None, v: Var) -> Var | None:
-    """The tile whose buffer `v` must share because of how `s` defines it (reshape, copy, in place)."""
-    if not isinstance(s, AssignStmt) or s.var is not v:
-        return None
-    src = shares_input(s.value)
-    if src is None:
-        k = updated_operand(s.value)
-        if k is not None:
-            src = s.value.args[k]  # type: ignore[union-attr]
-    return src
-
-_INPLACE_EXTRA = frozenset({
-    "block.row_expand_add", "block.row_expand_sub", "block.row_expand_mul", "block.row_expand_div",
-    "block.col_expand_add", "block.col_expand_sub", "block.col_expand_mul", "block.col_expand_div",
-    "block.fillpad",
-})
-
-
-def inplace_safe(value: Expr, operand: Var, result_type: Type) -> bool:
-    """True when `value` may write its result into the buffer of `operand` (which dies there)."""
-    if not isinstance(value, Call) or not isinstance(value.op, OpDef):
-        return False
-    op = value.op
-    if op.level is not Level.BLOCK:
-        return False
-    if not (getattr(op.infer, "__module__", "").endswith(".elementwise") or op.name in _INPLACE_EXTRA):
-        return False
-    names = [p.name for p in op.operands]
-    where = [i for i, a in enumerate(value.args) if a is operand]
-    if not where or any(i < len(names) and names[i] == "tmp" for i in where):
-        return False  # scratch operands are written by the op itself
-    ot = operand.type
-    if not isinstance(ot, TileType) or not isinstance(result_type, TileType):
-        return False
-    shape = ot.static_shape()
-    return (shape is not None and shape == result_type.static_shape() and ot.dtype.itemsize == result_type.dtype.itemsize
-            and ot.space is result_type.space)
-
-
-# ---------------------------------------------------------------------------------------------
-# dataflow liveness and interference
 
 
 @dataclass
@@ -495,8 +345,5 @@ def linear_lifetimes(fn: Function) -> LinearLifetimes:
     return res
 
 
-__all__ = [
-    "LinearLifetimes", "Liveness", "MemRefRewriter", "alloc_stmt", "analyze", "fresh_memref", "hard_share_source",
-    "inplace_safe", "is_alloc", "is_tile_var", "linear_lifetimes", "retype_call", "shares_input", "split_allocs",
-    "stmt_exprs", "tile_defs", "tile_uses", "updated_operand",
-]
+__all__ = ["LinearLifetimes", "Liveness", "analyze", "linear_lifetimes", "tile_defs",
+           "tile_uses"]

@@ -1,6 +1,8 @@
 """Targets are data: memory spaces with capacities and alignment, cores, pipes, data paths.
 
-Passes read a `Target`; none hard-codes a size. `BackendType` picks the machine model planned for
+Passes read a `Target`; none hard-codes a size. This module is pure data and sits below the passes
+in the layering (it reads only `pypto.ir.dtype`, `pypto.ir.enums` and `pypto.config`), so passes,
+codegen and the backends all import it. `BackendType` picks the machine model planned for
 and the code path; every value compiles and runs on the CPU:
 
 | BackendType | plans for | code path |
@@ -22,6 +24,7 @@ import functools
 import os
 from dataclasses import dataclass, field
 
+from pypto.errors import InvalidValue, NotFound
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace, PipeType
 
@@ -64,7 +67,7 @@ class Target:
         for m in self.memory:
             if m.space is space:
                 return m
-        raise KeyError(f"target {self.name} has no {space.name} memory")
+        raise NotFound(f"target {self.name} has no {space.name} memory")
 
     def has_space(self, space: MemorySpace) -> bool:
         return any(m.space is space for m in self.memory)
@@ -172,7 +175,7 @@ def target_for(backend: BackendType | str | None) -> Target:
         try:
             backend = BackendType[backend]
         except KeyError:
-            raise ValueError(f"unknown backend type {backend!r}; choose one of "
+            raise InvalidValue(f"unknown backend type {backend!r}; choose one of "
                              f"{', '.join(b.name for b in BackendType)}") from None
     if backend is BackendType.Ascend910B:
         return ascend910b()

@@ -49,7 +49,7 @@ Schema (version 1)::
 
 A tile's lifetime runs from its definition (an iter_arg: its loop's header; a return var: the last
 statement inside its loop or if) to its last use, extended to the last statement of any loop that
-uses it without defining it (liveness.linear_lifetimes).
+uses it without defining it (tile_liveness.linear_lifetimes).
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pypto.backend.target import Target
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import MemRef, Var
 from pypto.ir.function import Function, Program
@@ -80,8 +79,10 @@ from pypto.ir.stmt import (
     stmt_list,
 )
 from pypto.ir.types import TileType
+from pypto.ir.variables import is_alloc
+from pypto.target import Target
 
-from .liveness import LinearLifetimes, is_alloc, linear_lifetimes
+from .tile_liveness import LinearLifetimes, linear_lifetimes
 
 REPORT_VERSION = 1
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pypto.ir.enums import MemorySpace, PipeType
 from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, MemRef, Op, TupleGetItem, Var
 from pypto.ir.function import Function
+from pypto.ir.names import NameGen
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -52,16 +53,17 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, rebuild
-
-from .ir_utils import NameGen, body_stmts
+from pypto.ir.walk import body_stmts, split_yield
+from pypto.ops.registry import Level, OpDef, block_ops, system_ops
+from pypto.ops.traits import ShapeClass
 
 # pipes that run instructions (ALL is only a barrier target)
 PIPES: tuple[PipeType, ...] = (PipeType.MTE1, PipeType.MTE2, PipeType.MTE3, PipeType.M, PipeType.V,
                                PipeType.S, PipeType.FIX)
 
-_NO_INSTRUCTION = frozenset({"block.alloc", "block.create_tile"})
-_ALIAS_OPS = frozenset({"block.reshape", "block.view"})
-_SYNC_OPS = frozenset({"system.sync_src", "system.sync_dst", "system.bar_v", "system.bar_m", "system.bar_all"})
+
+def _shape(op: object) -> ShapeClass | None:
+    return op.shape_class if isinstance(op, OpDef) else None
 
 
 def pipe_of(call: Call) -> PipeType | None:
@@ -71,27 +73,32 @@ def pipe_of(call: Call) -> PipeType | None:
     its pipe (ALL for `bar_all`)."""
     if not isinstance(call.op, Op):
         return None
-    name = call.op.name
-    if name == "block.store":
+    op = call.op
+    if op is block_ops.store:
         return PipeType.FIX if _space(call.args[0]) is MemorySpace.Acc else PipeType.MTE3
-    if name == "block.move":
+    if op is block_ops.move:
         src, dst = _space(call.args[0]), call.kwarg("target_memory")
         if src is MemorySpace.Acc:
             return PipeType.FIX
         if src is MemorySpace.Vec and dst is MemorySpace.Vec:
             return PipeType.V
         return PipeType.MTE1
-    if name == "system.sync_src":
+    if op is system_ops.sync_src:
         return call.kwarg("set_pipe")
-    if name == "system.sync_dst":
+    if op is system_ops.sync_dst:
         return call.kwarg("wait_pipe")
-    if name in _NO_INSTRUCTION:
+    if _shape(op) is ShapeClass.ALLOC:  # (declares a buffer: no instruction)
         return None
     return getattr(call.op, "pipe", None)
 
 
+def _is_block_alias(op: object) -> bool:
+    """A view or reshape of a tile: no instruction when it got its operand's buffer."""
+    return isinstance(op, OpDef) and op.level is Level.BLOCK and op.traits.alias
+
+
 def is_sync_call(call: Call) -> bool:
-    return isinstance(call.op, Op) and call.op.name in _SYNC_OPS
+    return _shape(call.op) is ShapeClass.SYNC
 
 
 def _space(e: Expr) -> MemorySpace | None:
@@ -184,7 +191,7 @@ def instruction(s: Stmt, roots: Mapping[Var, Var | None] | None = None) -> Instr
     """The instruction a statement issues, or None (control flow, scalar code, allocs, aliases,
     sync ops). `roots` maps tensor values to their kernel parameter (see `tensor_roots`)."""
     call = stmt_call(s)
-    if call is None or call.op.name in _SYNC_OPS:
+    if call is None or _shape(call.op) is ShapeClass.SYNC:
         return None
     return call_instruction(s, call, roots)
 
@@ -195,8 +202,7 @@ def call_instruction(s: Stmt, call: Call, roots: Mapping[Var, Var | None] | None
     if pipe is None:
         return None
     result = s.var if isinstance(s, AssignStmt) else None
-    name = call.op.name
-    if name in _ALIAS_OPS and result is not None and _same_buffer(result, call.args[0]):
+    if _is_block_alias(call.op) and result is not None and _same_buffer(result, call.args[0]):
         return None
     roots = roots or {}
     reads: list[Resource] = []
@@ -210,12 +216,12 @@ def call_instruction(s: Stmt, call: Call, roots: Mapping[Var, Var | None] | None
             reads.append(buf)
             if i == scratch:
                 writes.append(buf)
-    if name == "block.load":
+    if call.op is block_ops.load:
         reads.append(_region(call.args[0], call.args[1], _const_dims(call.args[2]), roots))
-    elif name == "block.store":
+    elif call.op is block_ops.store:
         extents = _const_dims(call.args[3]) if len(call.args) > 3 else _tile_dims(call.args[0], call.args[2])
         writes.append(_region(call.args[2], call.args[1], extents, roots))
-    elif name == "block.write":
+    elif call.op is block_ops.write:
         writes.append(_buffer(call.args[0]))  # type: ignore[arg-type]
     if result is not None:
         buf = _buffer(result)
@@ -502,7 +508,7 @@ def _roots_block(body: Stmt | None, roots: dict[Var, Var | None]) -> None:
                 roots[s.iter_args[i]] = _root(s.iter_args[i].init_value, roots)
             for _ in range(2):  # a second round when a yield brings back another tensor (-> unknown)
                 _roots_block(s.body, roots)
-                y = _trailing_yield(s.body)
+                y = split_yield(s.body)[1]
                 changed = False
                 for i in slots:
                     ia = s.iter_args[i]
@@ -518,18 +524,13 @@ def _roots_block(body: Stmt | None, roots: dict[Var, Var | None]) -> None:
         elif isinstance(s, IfStmt):
             _roots_block(s.then_body, roots)
             _roots_block(s.else_body, roots)
-            ys = [_trailing_yield(b) for b in (s.then_body, s.else_body)]
+            ys = [split_yield(b)[1] for b in (s.then_body, s.else_body)]
             for i, rv in enumerate(s.return_vars):
                 if _is_tensor(rv):
                     got = [_root(y.values[i], roots) for y in ys if y is not None and i < len(y.values)]
                     roots[rv] = got[0] if got and all(g is got[0] for g in got) else None
         elif isinstance(s, ScopeStmt):
             _roots_block(s.body, roots)
-
-
-def _trailing_yield(body: Stmt | None) -> YieldStmt | None:
-    stmts = body_stmts(body)
-    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
 
 
 __all__ = ["PIPES", "Buffer", "Instruction", "Resource", "TensorRegion", "accesses", "bind_instructions",

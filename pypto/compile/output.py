@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pypto.errors import Error
 from pypto.support.files import FileWriteError, atomic_write, describe, make_dirs, private_dir
 
 MANIFEST = ".pypto-output.json"
@@ -34,7 +35,7 @@ _LEGACY_OUTPUTS = {"kernels": ("*.pto", "*.cpp"), "orchestration": ("*.pto",), "
 _LEGACY_FILES = ("signature.json", "lowered.py", "compile_report.json", "trace.json")
 
 
-class OutputDirError(ValueError):
+class OutputDirError(Error, ValueError):
     """An output directory that a compile may not use (or could not write)."""
 
 
@@ -127,6 +128,19 @@ def _refuse_foreign(out: Path) -> None:
             f"(nothing was changed)")
 
 
+@contextlib.contextmanager
+def staging(out: Path, program: str) -> Iterator[Path]:
+    """Claim `out` and give the body a private staging directory in it; publish the staged files
+    when the body succeeds, and remove the staging directory in any case."""
+    claim(out, program)
+    staged = stage(out)
+    try:
+        yield staged
+        publish(out, staged, program)
+    finally:
+        discard(staged)
+
+
 def stage(out: Path) -> Path:
     """A private directory inside `out` for one compile to write into."""
     try:
@@ -205,4 +219,4 @@ def _sweep_stale_stages(out: Path, min_age_s: float = 3600.0) -> None:
             continue
 
 
-__all__ = ["MANIFEST", "OutputDirError", "claim", "discard", "publish", "record", "stage"]
+__all__ = ["MANIFEST", "OutputDirError", "claim", "discard", "publish", "record", "stage", "staging"]

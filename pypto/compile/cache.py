@@ -4,7 +4,7 @@ Key: SHA-256 of the printed program (the printer is complete — its output pars
 IR), the strategy and backend type, a fingerprint of the compiler itself (every source file of
 the `pypto` package), so editing the compiler invalidates old entries, and of the C++ toolchain
 (compiler version and the CPU features it targets), so a cache shared between machines never
-serves one a library built for another's CPU. An entry is a copy of the
+serves one a library built for another's CPU, and the ops defined with `pypto.extend` (their C++). An entry is a copy of the
 output directory (PTO files, signature, reports, lowered IR, generated C++) plus `native.json`
 naming the built shared object in the native build cache. Entries are written to a temporary
 directory and renamed into place, so concurrent processes never see half an entry; an entry that
@@ -32,7 +32,7 @@ _SUFFIXES = (".py", ".hpp", ".h", ".cpp")
 
 @functools.lru_cache(maxsize=1)
 def compiler_fingerprint() -> str:
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the whole `pypto` package
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -44,12 +44,13 @@ def compiler_fingerprint() -> str:
     return h.hexdigest()
 
 
-def cache_key(program_text: str, strategy: str, backend: str) -> str:
+def cache_key(program_text: str, strategy: str, backend: str, target: str = "") -> str:
+    from pypto.ops.registry import extension_fingerprint
     from pypto.support.native_build import toolchain_fingerprint
 
     h = hashlib.sha256()
-    for part in ("pypto-compile-v2", compiler_fingerprint(), toolchain_fingerprint(), strategy, backend,
-                 program_text):
+    for part in ("pypto-compile-v2", compiler_fingerprint(), toolchain_fingerprint(), extension_fingerprint(),
+                 strategy, backend, target, program_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -59,7 +60,7 @@ def _entry_dir(key: str) -> Path:
     return Path(config.cache_dir) / "compiled" / key[:2] / key
 
 
-@dataclass
+@dataclass(frozen=True)
 class Hit:
     entry: str
     native: Any  # an object with `.handle` (pypto.runtime.ProgramHandle), or None
