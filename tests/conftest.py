@@ -134,6 +134,18 @@ def pytest_runtest_teardown(item):
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    ran = {rep.nodeid.split("::")[0] for reports in terminalreporter.stats.values() for rep in reports
+           if hasattr(rep, "nodeid")}
+    if "tests/test_module_budget.py" in ran:
+        from tests.programs import module_sizes
+
+        terminalreporter.write_sep("=", f"lines per package (module budget {module_sizes.MAX_LINES})")
+        for line in module_sizes.table():
+            terminalreporter.write_line(line)
+    _cpu_durations(terminalreporter, config)
+
+
+def _cpu_durations(terminalreporter, config):
     n = config.getoption("cpu_durations")
     if n is None:
         return

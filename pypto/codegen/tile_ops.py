@@ -307,4 +307,7 @@ _SPECIAL = {
     tensor_ops.dim: _tensor_dim,
 }
 
-__all__ = ["emit_op"]
+# the ops the code generator lowers by a rule of its own rather than by their PTO instruction
+SPECIAL_OPS = frozenset(_SPECIAL)
+
+__all__ = ["SPECIAL_OPS", "emit_op"]

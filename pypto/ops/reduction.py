@@ -177,12 +177,16 @@ _ROW_EXPAND = {
     "row_expand_sub": (np.subtract, "trowexpandsub", block_ops.sub),
     "row_expand_mul": (np.multiply, "trowexpandmul", block_ops.mul),
     "row_expand_div": (nm.trunc_div, "trowexpanddiv", block_ops.div),
+    "row_expand_max": (np.maximum, "trowexpandmax", block_ops.maximum),
+    "row_expand_min": (np.minimum, "trowexpandmin", block_ops.minimum),
 }
 _COL_EXPAND = {
     "col_expand_add": (np.add, "tcolexpandadd", block_ops.add),
     "col_expand_sub": (np.subtract, "tcolexpandsub", block_ops.sub),
     "col_expand_mul": (np.multiply, "tcolexpandmul", block_ops.mul),
     "col_expand_div": (nm.trunc_div, "tcolexpanddiv", block_ops.div),
+    "col_expand_max": (np.maximum, "tcolexpandmax", block_ops.maximum),
+    "col_expand_min": (np.minimum, "tcolexpandmin", block_ops.minimum),
 }
 
 

@@ -196,7 +196,7 @@ def test_reductions_and_broadcasts(verified):
             s = pl.row_sum(e)
             p = pl.mul(s, e)            # [16, 1] * [16, 64] -> operands swapped, row_expand_mul
             q = pl.div(p, col)          # [16, 64] / [1, 64] -> col_expand_div
-            r = pl.maximum(q, col)      # no expand form: broadcasting block.maximum
+            r = pl.maximum(q, col)      # [16, 64] max [1, 64] -> col_expand_max
             t = pl.row_sum(v)           # a vector reduces as one row
             return r, t
 
@@ -223,7 +223,7 @@ def test_reductions_and_broadcasts(verified):
             s = pl.row_sum(e, s_tmp)
             p = pl.row_expand_mul(e, s)
             q = pl.col_expand_div(p, col_tile)
-            r = pl.maximum(q, col_tile)
+            r = pl.col_expand_max(q, col_tile)
             v_row = pl.reshape(v_tile, [1, 64])
             t_tmp = pl.create_tile([1, 64], dtype=pl.FP32)
             t1 = pl.row_sum(v_row, t_tmp)

@@ -281,7 +281,7 @@ for _n in ("sum", "max"):  # keepdim=False: a rank-1 result, stored into a row o
                       expect=lambda x, i0, vr, vc, vk, dt, _n=_n: ref(f"block.{_n}")(x["a"][:R], axis=1)[None, :]))
 CASES.append(Case("block.row_expand", ("a",)))
 CASES.append(Case("block.col_expand", ("a", "col")))
-for _n in ("add", "sub", "mul", "div"):
+for _n in ("add", "sub", "mul", "div", "max", "min"):
     CASES.append(Case(f"block.row_expand_{_n}", ("a", "row")))
     CASES.append(Case(f"block.col_expand_{_n}", ("a", "col")))
 CASES.append(Case("block.expands", ("a", "s")))
@@ -505,7 +505,7 @@ for _n in ("row_sum", "row_max", "row_min"):
                      dyn_shape="[M, 1]"))
 TCASES.append(_t("tensor.row_expand", "pl.row_expand({a})", ("a",), dynamic=True))
 TCASES.append(_t("tensor.col_expand", "pl.col_expand({a}, {col})", ("a", "col"), dynamic=True))
-for _n in ("add", "sub", "mul", "div"):
+for _n in ("add", "sub", "mul", "div", "max", "min"):
     TCASES.append(_t(f"tensor.row_expand_{_n}", f"pl.row_expand_{_n}({{a}}, {{row}})", ("a", "row"), dynamic=True))
     TCASES.append(_t(f"tensor.col_expand_{_n}", f"pl.col_expand_{_n}({{a}}, {{col}})", ("a", "col"), dynamic=True))
 TCASES.append(_t("tensor.expands", "pl.expands({a}, {s})", ("a", "s"), dynamic=True))
@@ -754,7 +754,8 @@ SHARDS = {
     "cast": ("cast",),
     "reduce": ("row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min", "sum", "max", "min"),
     "broadcast": ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
-                  "col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div", "expands"),
+                  "row_expand_max", "row_expand_min", "col_expand", "col_expand_add", "col_expand_sub",
+                  "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min", "expands"),
     "matmul": ("matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias"),
     "memory": ("load", "store", "move", "fillpad", "full", "create", "create_tile", "get_block_idx", "read",
                "write", "dim"),

@@ -95,7 +95,7 @@ CPU: dict[str, Lowering] = {
     # a tile op a broadcast row / column vector
     "trowexpandadd": Functor("Add", RE), "trowexpandsub": Functor("Sub", RE), "trowexpandmul": Functor("Mul", RE),
     "trowexpanddiv": Functor("Div", RE),
-    "trowexpandmax": Functor("Max", RE), "trowexpandmin": Functor("Min", RE),  # (PTO ISA; no pl op yet)
+    "trowexpandmax": Functor("Max", RE), "trowexpandmin": Functor("Min", RE),
     "tcolexpandadd": Functor("Add", CE), "tcolexpandsub": Functor("Sub", CE), "tcolexpandmul": Functor("Mul", CE),
     "tcolexpanddiv": Functor("Div", CE),
     "tcolexpandmax": Functor("Max", CE), "tcolexpandmin": Functor("Min", CE),
