@@ -260,6 +260,8 @@ unary("recip", nm.recip, "trecip", tensor=True, float_only=True, doc="1 / x")
 unary("neg", lambda x: np.negative(nm.up(x)), "tneg", tensor=True, doc="-x")
 unary("abs", lambda x: np.abs(nm.up(x)), "tabs", tensor=True, doc="|x|")
 unary("relu", lambda x: np.maximum(nm.up(x), 0).astype(nm.up(x).dtype), "trelu", tensor=True, doc="max(x, 0)")
+unary("softplus", nm.float_unary(lambda x: np.logaddexp(0, x)), "tsoftplus", tensor=True, float_only=True,
+      doc="log(1 + e ** x)")
 unary("not_", lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "tnot", int_only=True,
       doc="bitwise not")
 

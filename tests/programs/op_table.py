@@ -259,6 +259,7 @@ CASES += [
     Case("block.neg", ("a",)),
     Case("block.abs", ("a",)),
     Case("block.relu", ("a",)),
+    Case("block.softplus", ("a",), tol=("ulp", 4)),
     Case("block.not_", ("a",)),
 ]
 for _n in ("row_sum", "row_max", "row_min"):
@@ -496,10 +497,10 @@ TCASES += [
 for _n in ("add", "sub", "mul", "div"):
     TCASES.append(_t(f"tensor.{_n}_scalar", f"pl.{_n}({{a}}, {{s}})", ("a", "s"), dynamic=True))
 TCASES.append(_t("tensor.mul_scalar", "pl.mul({a}, {sv})", ("a", "sv"), id="mul_scalar_arg", dynamic=True))
-for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu"):
+for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softplus"):
     _src = "pos" if _n in ("log", "sqrt", "rsqrt") else "a"
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{{_src}}})", (_src,), dynamic=True,
-                     tol=("ulp", 2) if _n in ("exp", "log") else "exact"))
+                     tol=("ulp", 4) if _n == "softplus" else ("ulp", 2) if _n in ("exp", "log") else "exact"))
 for _n in ("row_sum", "row_max", "row_min"):
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{a}})", ("a",), dynamic=True, tol=SUM if _n == "row_sum" else "exact",
                      dyn_shape="[M, 1]"))

@@ -92,6 +92,9 @@ CPU: dict[str, Lowering] = {
     "texp": Functor("Exp", U), "tlog": Functor("Log", U), "tsqrt": Functor("Sqrt", U),
     "trsqrt": Functor("Rsqrt", U), "trecip": Functor("Recip", U), "tneg": Functor("Neg", U),
     "tabs": Functor("Abs", U), "trelu": Functor("Relu", U),
+    # max(x, 0) + log1p(e ** -|x|), log1p(e) as log(1 + e) * e / ((1 + e) - 1) (exact where 1 + e rounds)
+    "tsoftplus": Functor("Softplus", U, body="V e = simd::vexp(-simd::vabs(x)); V y = one<V>() + e; V d = y - one<V>(); "
+                                             "return simd::vrelu(x) + select(d == zero<V>(), e, simd::vlog(y) * (e / d));"),
     # a tile op a broadcast row / column vector
     "trowexpandadd": Functor("Add", RE), "trowexpandsub": Functor("Sub", RE), "trowexpandmul": Functor("Mul", RE),
     "trowexpanddiv": Functor("Div", RE),
