@@ -262,7 +262,7 @@ CASES += [
     Case("block.softplus", ("a",), tol=("ulp", 4)),
     Case("block.not_", ("a",)),
 ]
-for _n in ("row_sum", "row_max", "row_min"):
+for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
     _tol = SUM if _n == "row_sum" else "exact"
     CASES.append(Case(f"block.{_n}", ("a",), out="row", tol=_tol))
     CASES.append(Case(f"block.{_n}", ("a", "c"), out="row", id=f"{_n}_tmp", tol=_tol,
@@ -501,7 +501,7 @@ for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softpl
     _src = "pos" if _n in ("log", "sqrt", "rsqrt") else "a"
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{{_src}}})", (_src,), dynamic=True,
                      tol=("ulp", 4) if _n == "softplus" else ("ulp", 2) if _n in ("exp", "log") else "exact"))
-for _n in ("row_sum", "row_max", "row_min"):
+for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{a}})", ("a",), dynamic=True, tol=SUM if _n == "row_sum" else "exact",
                      dyn_shape="[M, 1]"))
 TCASES.append(_t("tensor.row_expand", "pl.row_expand({a})", ("a",), dynamic=True))

@@ -107,6 +107,7 @@ CPU: dict[str, Lowering] = {
     "tsubc": Library(ELEM), "taddsc": Library(ELEM), "tsubsc": Library(ELEM), "tsel": Library(ELEM),
     "tsels": Library(ELEM), "tnot": Library(ELEM), "tcvt": Library(ELEM), "texpands": Library(ELEM, fusable=True),
     "trowsum": Library(RED), "trowmax": Library(RED), "trowmin": Library(RED),
+    "trowabsmax": Fold("row", map="x < 0 ? -x : x", combine="(a > b || a != a) ? a : b", init=0.0),  # NaN wins
     "tcolsum": Library(RED), "tcolmax": Library(RED), "tcolmin": Library(RED),
     "trowexpand": Library(RED, fusable=True), "tcolexpand": Library(RED, fusable=True),
     "ttrans": Library(MEM), "treshape": Library(MEM), "tconcat": Library(MEM), "tfillpad": Library(MEM),
