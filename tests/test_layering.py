@@ -35,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.driver": {"pypto"},  # (its old name, re-exporting pypto.compile)
     "pypto.extend": {"pypto.ops", "pypto.backend.cpu.lowering"},  # (ops from user modules)
     "pypto.tools": {"pypto"},
-    "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype", "pypto.errors"},
+    "pypto": {"pypto.ops", "pypto.config", "pypto.ir.dtype", "pypto.errors", "pypto.frontend"},
 }
 ALLOWED = {layer: deps | {"pypto.errors"} for layer, deps in ALLOWED.items()}
 

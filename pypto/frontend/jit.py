@@ -1,0 +1,304 @@
+"""`@pypto.frontend.jit`: a tensor-level kernel, traced and compiled on its first call.
+
+Calling a jit kernel binds its arguments (tensor parameters: NumPy arrays or PyTorch CPU tensors,
+zero-copy; other parameters: compile-time constants), checks them against the annotations (errors
+name the parameter), and looks up the compiled program for the specialisation: the non-tensor
+values, each tensor's dtype and rank and its static dims (dynamic dims are not part of it, so one
+program serves every size). A miss traces the function into a `pl` function (`trace.py`) and
+compiles it with `ir.compile`, whose compile cache is on disk: a second process re-traces (cheap)
+and finds the built program there.
+
+Results: tensors the kernel writes (`pypto.assemble(..., out)`, `out[...] = x`, `out.move(x)`)
+are written in place into the caller's arrays; tensors it returns (`return out`) are returned.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.errors import Error
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import FunctionType, ParamDirection
+from pypto.ir.expr import DynVar, Var, scalar_type
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import ReturnStmt, seq
+from pypto.ir.types import TensorType
+
+from .symbolic import SymbolicScalar
+from .tensor import STATIC, StatusType, Tensor, TensorSpec
+from .trace import FrontendError, Tracer, tracing
+
+
+class JitArgumentError(Error, TypeError):
+    """A call of a jit kernel whose arguments do not match its parameters."""
+
+
+_OPTION_GROUPS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options",
+                  "debug_options")
+
+
+@dataclass(frozen=True)
+class _ArgInfo:
+    dtype: DataType
+    shape: tuple[int, ...]
+
+
+def _array_info(name: str, v: Any) -> _ArgInfo | None:
+    """dtype and shape of a NumPy array or torch CPU tensor argument (None: not a tensor)."""
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v, torch.Tensor):
+        if v.device.type != "cpu":
+            raise JitArgumentError(f"parameter '{name}': tensor is on {v.device}; pass a CPU tensor")
+        if not v.is_contiguous():
+            raise JitArgumentError(f"parameter '{name}': tensor is not contiguous (strides {tuple(v.stride())}); "
+                                   "call .contiguous() first")
+        from .tensor import _TORCH
+
+        dt = _TORCH.get(str(v.dtype).removeprefix("torch."))
+        if dt is None:
+            raise JitArgumentError(f"parameter '{name}': torch dtype {v.dtype} is not supported")
+        return _ArgInfo(dt, tuple(v.shape))
+    if isinstance(v, np.ndarray):
+        if not v.flags.c_contiguous:
+            raise JitArgumentError(f"parameter '{name}': array is not C-contiguous; use np.ascontiguousarray")
+        try:
+            dt = DataType.from_numpy(v.dtype)
+        except Exception:
+            raise JitArgumentError(f"parameter '{name}': dtype {v.dtype} is not supported") from None
+        return _ArgInfo(dt, tuple(v.shape))
+    return None
+
+
+class JitFunction:
+    """A `@pypto.frontend.jit` kernel (see the module docstring)."""
+
+    def __init__(self, fn: Any, options: dict[str, Any], captured: dict[str, Any]):
+        self.fn = fn
+        self.options = options
+        self._captured = captured
+        self._sig = inspect.signature(fn)
+        self._specs: dict[str, TensorSpec] | None = None
+        self._programs: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fn)
+
+    # --- annotations
+    def _annotations(self) -> dict[str, TensorSpec]:
+        if self._specs is None:
+            specs = {}
+            for name, p in self._sig.parameters.items():
+                ann = p.annotation
+                if isinstance(ann, str):
+                    env = {**self.fn.__globals__, **self._captured}
+                    try:
+                        ann = eval(ann, env)  # noqa: S307  (the user's own annotation text)
+                    except Exception as e:
+                        raise FrontendError(f"cannot evaluate the annotation of '{name}': {e}") from None
+                if isinstance(ann, Tensor):
+                    ann = ann._spec
+                if isinstance(ann, TensorSpec):
+                    specs[name] = ann
+            self._specs = specs
+        return self._specs
+
+    # --- calling
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = self._sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise JitArgumentError(f"{self.fn.__name__}(): {e}") from None
+        bound.apply_defaults()
+        specs = self._annotations()
+        tensors, consts, key = [], {}, []
+        for name, v in bound.arguments.items():
+            info = _array_info(name, v)
+            if info is None and name in specs:
+                raise JitArgumentError(f"parameter '{name}' is a tensor ({specs[name]}); got {type(v).__name__}")
+            if info is not None:
+                spec = specs.get(name)
+                dims = self._check(name, spec, info)
+                tensors.append((name, v))
+                key.append((name, info.dtype, dims))
+            else:
+                consts[name] = v
+                key.append((name, _const_key(name, v)))
+        program = self._program(tuple(key), consts)
+        return program(*[v for _, v in tensors])
+
+    def _check(self, name: str, spec: TensorSpec | None, info: _ArgInfo) -> tuple:
+        """The argument's dims for the specialisation key (None: dynamic), checked against `spec`."""
+        if spec is None or spec.dims is None:
+            if spec is not None and spec.dtype is not None and spec.dtype is not info.dtype:
+                raise JitArgumentError(f"parameter '{name}': dtype {info.dtype.name}, the annotation says "
+                                       f"{spec.dtype.name}")
+            return tuple(info.shape)
+        if spec.dtype is not None and spec.dtype is not info.dtype:
+            raise JitArgumentError(f"parameter '{name}': dtype {info.dtype.name}, the annotation says {spec.dtype.name}")
+        dims = list(spec.dims)
+        if dims and dims[-1] is Ellipsis:
+            if len(info.shape) < len(dims) - 1:
+                raise JitArgumentError(f"parameter '{name}': rank {len(info.shape)}, the annotation needs at least "
+                                       f"{len(dims) - 1}")
+            dims = dims[:-1] + [STATIC] * (len(info.shape) - len(dims) + 1)
+        if len(dims) != len(info.shape):
+            raise JitArgumentError(f"parameter '{name}': rank {len(info.shape)} (shape {list(info.shape)}), the "
+                                   f"annotation has rank {len(dims)}")
+        out = []
+        for i, (d, n) in enumerate(zip(dims, info.shape)):
+            if isinstance(d, int):
+                if d != n:
+                    raise JitArgumentError(f"parameter '{name}': dim {i} is {n}, the annotation says {d} "
+                                           f"(shape {list(info.shape)})")
+                out.append(n)
+            elif d is STATIC:
+                out.append(n)
+            else:  # DYNAMIC or a SymbolicScalar
+                out.append(None)
+        return tuple(out)
+
+    # --- compiling
+    def _program(self, key: tuple, consts: dict[str, Any]) -> Any:
+        prog = self._programs.get(key)
+        if prog is not None:
+            return prog
+        with self._lock:
+            prog = self._programs.get(key)
+            if prog is None:
+                prog = self._compile(key, consts)
+                self._programs[key] = prog
+        return prog
+
+    def trace(self, key: tuple, consts: dict[str, Any]) -> Program:
+        """The traced `pl` program of one specialisation."""
+        specs = self._annotations()
+        tr = Tracer(self.fn.__name__)
+        from .control import _GLOBAL_TILES
+
+        tr.vec_tile_shapes, tr.cube_tile_shapes = _GLOBAL_TILES["vec"], _GLOBAL_TILES["cube"]
+        params, handles, call_args = [], [], {}
+        with tracing(tr):
+            for entry in key:
+                name = entry[0]
+                if len(entry) == 2:
+                    call_args[name] = consts[name]
+                    continue
+                dtype, dims = entry[1], entry[2]
+                spec = specs.get(name)
+                shape = []
+                for i, d in enumerate(dims):
+                    sd = spec.dims[i] if spec is not None and spec.dims and i < len(spec.dims) else None
+                    if d is not None:
+                        shape.append(d)
+                    elif isinstance(sd, SymbolicScalar):
+                        shape.append(sd.expr)
+                    else:
+                        shape.append(DynVar(f"{name}_d{i}", scalar_type(DataType.INDEX)))
+                var = Var(name, TensorType(tuple(shape), dtype))
+                params.append(var)
+                h = Tensor._wrap(var, name, depth=0)
+                h._param = True
+                handles.append(h)
+                call_args[name] = h
+            result = self.fn(**call_args)
+            outs = _returned(result, self.fn.__name__)
+            body = tr.blocks[0].stmts
+            written = [h for h in handles if h._var is not _param_var(params, h)]
+            values = [t._value() for t in outs] + [h._value() for h in written if h not in outs]
+            body.append(ReturnStmt(tuple(values)))
+        dirs = tuple(ParamDirection.InOut if any(h is w for w in written) else ParamDirection.In for h in handles)
+        fn = Function(self.fn.__name__, tuple(params), dirs, tuple(v.type for v in values), seq(body),
+                      FunctionType.Opaque)
+        self._n_returned = len(outs)
+        return Program(self.fn.__name__, (fn,))
+
+    def _compile(self, key: tuple, consts: dict[str, Any]) -> Any:
+        from pypto import ir
+
+        program = self.trace(key, consts)
+        compiled = ir.compile(program)
+        n_ret = self._n_returned
+        return _Runner(compiled, n_ret)
+
+
+def _param_var(params: list[Var], h: Tensor) -> Var | None:
+    return next((p for p in params if p.name == h._hint), None)
+
+
+def _returned(result: Any, name: str) -> list[Tensor]:
+    if result is None:
+        return []
+    items = list(result) if isinstance(result, (tuple, list)) else [result]
+    for r in items:
+        if not isinstance(r, Tensor):
+            raise FrontendError(f"{name} returned a {type(r).__name__}; a kernel returns tensors (or nothing, "
+                                "writing its outputs in place)")
+    return items
+
+
+def _const_key(name: str, v: Any) -> Any:
+    try:
+        hash(v)
+        return (type(v).__name__, v)
+    except TypeError:
+        return (type(v).__name__, repr(v))
+
+
+class _Runner:
+    """A compiled specialisation: calls the program and hands back what the kernel returned."""
+
+    __slots__ = ("compiled", "n_returned")
+
+    def __init__(self, compiled: Any, n_returned: int):
+        self.compiled = compiled
+        self.n_returned = n_returned
+
+    def __call__(self, *arrays: Any) -> Any:
+        res = self.compiled(*arrays)
+        if self.n_returned == 0:
+            return None
+        items = res if isinstance(res, tuple) else (res,)
+        return items[0] if self.n_returned == 1 else tuple(items[:self.n_returned])
+
+
+def jit(func: Any = None, *, host_options: dict | None = None, codegen_options: dict | None = None,
+        pass_options: dict | None = None, runtime_options: dict | None = None, verify_options: dict | None = None,
+        debug_options: dict | None = None, new_ir: bool = True, create_new_logical_tensor: bool = False) -> Any:
+    """Decorate a tensor-level kernel: `@pypto.frontend.jit` or `@pypto.frontend.jit(runtime_options=...)`."""
+    options = {"host_options": dict(host_options or {}), "codegen_options": dict(codegen_options or {}),
+               "pass_options": dict(pass_options or {}), "runtime_options": dict(runtime_options or {}),
+               "verify_options": dict(verify_options or {}), "debug_options": dict(debug_options or {})}
+    frame = sys._getframe(1)
+    captured = dict(frame.f_locals) if frame.f_code.co_name != "<module>" else {}
+
+    def deco(f: Any) -> JitFunction:
+        if isinstance(f, JitFunction):
+            return f
+        if not callable(f):
+            raise FrontendError(f"@pypto.frontend.jit decorates a function, got {type(f).__name__}")
+        return JitFunction(f, options, captured)
+
+    return deco if func is None else deco(func)
+
+
+def function(func: Any = None, **_kw: Any) -> Any:
+    """`@pypto.frontend.function`: a helper inlined where a kernel calls it (it simply runs while
+    the kernel is traced)."""
+    def deco(f: Any) -> Any:
+        return f
+    return deco if func is None else deco(func)
+
+
+def dynamic(name: str) -> SymbolicScalar:
+    """A named dynamic dim for annotations (`pypto.Tensor((pypto.frontend.dynamic("b"), 64), ...)`),
+    usable in the kernel body as a SymbolicScalar."""
+    return SymbolicScalar(name)
+
+
+__all__ = ["JitArgumentError", "JitFunction", "dynamic", "function", "jit", "StatusType"]

@@ -1,0 +1,397 @@
+"""The tensor-level ops (`pypto.add`, `pypto.amax`, `pypto.matmul`, ...): each records the registry
+op it means (`pypto.ops`, level tensor) on the traced graph, or, for composites (`sigmoid`,
+`softmax`, `rms_norm`, `layer_norm`), the ops it is made of. Semantics follow reference §1.4;
+what the registry cannot express yet raises a FrontendError naming the op and the user's line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.ir.dtype import DataType
+from pypto.ir.enums import CastMode
+from pypto.ir.expr import ConstFloat, ConstInt, Expr, MakeTuple
+from pypto.ops.registry import tensor_ops as T
+
+from .symbolic import SymbolicScalar, as_expr, simplify
+from .tensor import Tensor, dims_expr, to_dtype
+from .trace import FrontendError, current, user_span
+
+
+def _tuple(values: Any) -> MakeTuple:
+    return MakeTuple(tuple(dims_expr(values)))
+
+
+def _val(x: Any, what: str) -> Any:
+    if not isinstance(x, Tensor):
+        raise FrontendError(f"{what}: expected a pypto.Tensor, got {type(x).__name__}", user_span())
+    return x._value()
+
+
+def _emit(op, args: list, kwargs: dict | None = None, hint: str = "t") -> Tensor:
+    tr = current(f"pypto.{op.name.split('.', 1)[1]}")
+    v = tr.call(op, args, kwargs, hint=hint)
+    return Tensor._wrap(v, hint)
+
+
+def _scalar(v: Any, dtype: DataType) -> Expr:
+    """A Python number or SymbolicScalar as a scalar operand next to a tensor of `dtype`."""
+    if isinstance(v, SymbolicScalar):
+        return v.expr
+    if isinstance(v, bool):
+        v = int(v)
+    if isinstance(v, float) or dtype.is_float:
+        if not dtype.is_float and isinstance(v, float) and not v.is_integer():
+            raise FrontendError(f"a float scalar {v} next to an {dtype.name} tensor", user_span())
+        return ConstFloat(float(v), dtype if dtype.is_float else DataType.FP32)
+    if isinstance(v, int):
+        return ConstInt(v, dtype)
+    raise FrontendError(f"expected a tensor or a number, got {type(v).__name__}", user_span())
+
+
+def create_tensor(dims: Any, dtype: DataType, into: Tensor | None = None) -> Tensor:
+    tr = current("pypto.tensor")
+    v = tr.call(T.create, [_tuple(dims)], {"dtype": dtype}, hint=into._hint if into is not None else "t")
+    if into is None:
+        return Tensor._wrap(v)
+    into._var, into._depth, into._spec = v, tr.depth, None
+    tr.handles.append(into)
+    return into
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise
+
+_BINARY = {"add": (T.add, T.add_scalar), "sub": (T.sub, T.sub_scalar), "mul": (T.mul, T.mul_scalar),
+           "div": (T.div, T.div_scalar), "maximum": (T.maximum, None), "minimum": (T.minimum, None)}
+
+
+def _binary(name: str, a: Any, b: Any) -> Tensor:
+    op, scalar_op = _BINARY[name]
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return _emit(op, [a._value(), b._value()], hint=name)
+    if isinstance(a, Tensor):
+        if scalar_op is None:  # max/min with a scalar: a full tensor of it
+            return _binary(name, a, full(a.shape, b, a.dtype))
+        return _emit(scalar_op, [a._value(), _scalar(b, a.dtype)], hint=name)
+    if isinstance(b, Tensor):
+        if name in ("add", "mul", "maximum", "minimum"):
+            return _binary(name, b, a)
+        if name == "sub":  # s - x = (-x) + s
+            return _binary("add", neg(b), a)
+        return _binary("mul", reciprocal(b), a)  # s / x
+    raise FrontendError(f"pypto.{name} needs a tensor operand", user_span())
+
+
+def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:  # noqa: A002
+    return _binary("add", input, other if alpha == 1 else mul(other, alpha))
+
+
+def sub(input: Any, other: Any, alpha: Any = 1) -> Tensor:  # noqa: A002
+    return _binary("sub", input, other if alpha == 1 else mul(other, alpha))
+
+
+def mul(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _binary("mul", input, other)
+
+
+def div(input: Any, other: Any, precision_type: Any = None) -> Tensor:  # noqa: A002
+    return _binary("div", input, other)
+
+
+def maximum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _binary("maximum", input, other)
+
+
+def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _binary("minimum", input, other)
+
+
+def _unary(op, x: Tensor, name: str) -> Tensor:
+    return _emit(op, [_val(x, f"pypto.{name}")], hint=name)
+
+
+def exp(input: Tensor, precision_type: Any = None) -> Tensor:  # noqa: A002
+    return _unary(T.exp, input, "exp")
+
+
+def log(input: Tensor, precision_type: Any = None) -> Tensor:  # noqa: A002
+    return _unary(T.log, input, "log")
+
+
+def sqrt(input: Tensor, precision_type: Any = None) -> Tensor:  # noqa: A002
+    return _unary(T.sqrt, input, "sqrt")
+
+
+def rsqrt(input: Tensor, precision_type: Any = None) -> Tensor:  # noqa: A002
+    return _unary(T.rsqrt, input, "rsqrt")
+
+
+def reciprocal(input: Tensor, precision_type: Any = None) -> Tensor:  # noqa: A002
+    return _unary(T.recip, input, "reciprocal")
+
+
+def neg(input: Tensor) -> Tensor:  # noqa: A002
+    return _unary(T.neg, input, "neg")
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001,A002
+    return _unary(T.abs, input, "abs")
+
+
+def relu(input: Tensor) -> Tensor:  # noqa: A002
+    return _unary(T.relu, input, "relu")
+
+
+def softplus(input: Tensor) -> Tensor:  # noqa: A002
+    return _unary(T.softplus, input, "softplus")
+
+
+def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001,A002
+    out = input
+    if min is not None:
+        out = maximum(out, min)
+    if max is not None:
+        out = minimum(out, max)
+    return out
+
+
+def cast(input: Tensor, dtype: Any, mode: Any = None, satmode: Any = None) -> Tensor:  # noqa: A002
+    dt = to_dtype(dtype, "pypto.cast")
+    cm = CastMode.round if mode is None else _cast_mode(mode)
+    return _emit(T.cast, [_val(input, "pypto.cast")], {"target_type": dt, "mode": cm}, hint="cast")
+
+
+def _cast_mode(mode: Any) -> CastMode:
+    if isinstance(mode, CastMode):
+        return mode
+    name = str(getattr(mode, "name", mode)).lower().removeprefix("cast_")
+    return {"none": CastMode.round, "rint": CastMode.rint, "round": CastMode.round, "floor": CastMode.floor,
+            "ceil": CastMode.ceil, "trunc": CastMode.trunc}.get(name, CastMode.round)
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions (along the last dim; reference: `dim` any, here the last one — others are refused)
+
+def _axis(x: Tensor, dim: Any, name: str) -> int:
+    rank = len(x.shape)
+    d = -1 if dim is None else dim
+    if isinstance(d, (list, tuple)):
+        if len(d) != 1:
+            raise FrontendError(f"pypto.{name}: one dim at a time, got {list(d)}", user_span())
+        d = d[0]
+    if not -rank <= d < rank:
+        raise FrontendError(f"pypto.{name}: dim {d} out of range for rank {rank}", user_span())
+    d %= rank
+    if d != rank - 1:
+        raise FrontendError(f"pypto.{name}: reducing dim {d} of a rank-{rank} tensor; the CPU backend reduces the "
+                            "last dim", user_span(), hint="transpose the axis to the end first (pypto.transpose)")
+    return d
+
+
+def _reduce(op, x: Tensor, dim: Any, keepdim: bool, name: str) -> Tensor:
+    _axis(x, dim, name)
+    r = _emit(op, [_val(x, f"pypto.{name}")], hint=name)
+    return r if keepdim else reshape(r, x.shape[:-1] or [1])
+
+
+def amax(input: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _reduce(T.row_max, input, dim, keepdim, "amax")
+
+
+def amin(input: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _reduce(T.row_min, input, dim, keepdim, "amin")
+
+
+def sum(input: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A001,A002
+    return _reduce(T.row_sum, input, dim, keepdim, "sum")
+
+
+def mean(input: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A002
+    n = input.shape[_axis(input, dim, "mean")]
+    return mul(sum(input, dim, keepdim), 1.0 / n)
+
+
+# ---------------------------------------------------------------------------------------------
+# creation, structure
+
+def full(size: Any, fill_value: Any, dtype: Any = None, *, valid_shape: Any = None) -> Tensor:
+    dt = DataType.FP32 if dtype is None else to_dtype(dtype, "pypto.full")
+    dims = list(size) if isinstance(size, (list, tuple)) else [size]
+    value = fill_value.expr if isinstance(fill_value, SymbolicScalar) else _scalar(fill_value, dt)
+    return _emit(T.full, [_tuple(dims)], {"dtype": dt, "value": value if isinstance(value, Expr) else value},
+                 hint="full")
+
+
+def zeros(*size: Any, dtype: Any = None) -> Tensor:
+    dims = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
+    return full(dims, 0.0 if dtype is None or to_dtype(dtype).is_float else 0, dtype)
+
+
+def ones(*size: Any, dtype: Any = None) -> Tensor:
+    dims = list(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else list(size)
+    return full(dims, 1.0 if dtype is None or to_dtype(dtype).is_float else 1, dtype)
+
+
+def view(input: Tensor, shape: Any = None, offsets: Any = None, *, valid_shape: Any = None,  # noqa: A002
+         dtype: Any = None) -> Tensor:
+    if dtype is not None:
+        raise FrontendError("pypto.view(dtype=...): bit reinterpretation is not supported on the CPU backend yet",
+                            user_span())
+    shape = list(input.shape) if shape is None else list(shape)
+    offsets = [0] * len(shape) if offsets is None else list(offsets)
+    if len(shape) != len(input.shape) or len(offsets) != len(shape):
+        raise FrontendError(f"pypto.view: shape {shape} and offsets {offsets} must have the tensor's rank "
+                            f"{len(input.shape)}", user_span())
+    args = [_val(input, "pypto.view"), _tuple(shape), _tuple(offsets)]
+    if valid_shape is not None:
+        args.append(_tuple(valid_shape))
+    return _emit(T.view, args, hint="view")
+
+
+def assemble(src: Any, offsets: Any = None, dst: Tensor | None = None, parallel: bool = False) -> None:
+    """Write `src` into `dst` at `offsets` (in place: `dst` now holds the result). List form:
+    `assemble([(src, offsets), ...], dst)`."""
+    if isinstance(src, list):
+        dst = offsets if dst is None else dst
+        for s, o in src:
+            assemble(s, o, dst)
+        return
+    if not isinstance(dst, Tensor):
+        raise FrontendError("pypto.assemble(src, offsets, dst): dst must be a pypto.Tensor", user_span())
+    tr = current("pypto.assemble")
+    v = tr.call(T.assemble, [dst._value(), _val(src, "pypto.assemble"), _tuple(offsets)], hint=dst._hint)
+    dst._set(v, tr.depth)
+
+
+def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:  # noqa: A002
+    dims = list(shape)
+    if -1 in dims:
+        known = 1
+        for d in input.shape:
+            known = known * d
+        rest = 1
+        for d in dims:
+            if d != -1:
+                rest = rest * d
+        dims = [simplify(known // rest) if d == -1 else d for d in dims]
+    return _emit(T.reshape, [_val(input, "pypto.reshape"), _tuple(dims)], hint="reshape")
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    dims = list(input.shape)
+    d = dim % (len(dims) + 1)
+    return reshape(input, dims[:d] + [1] + dims[d:])
+
+
+def squeeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    dims = list(input.shape)
+    d = dim % len(dims)
+    return reshape(input, dims[:d] + dims[d + 1:])
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    rank = len(input.shape)
+    return _emit(T.transpose, [_val(input, "pypto.transpose")], {"axis1": dim0 % rank, "axis2": dim1 % rank},
+                 hint="transpose")
+
+
+def clone(input: Tensor) -> Tensor:  # noqa: A002
+    return add(input, 0)
+
+
+def concat(tensors: list[Tensor], dim: int = 0) -> Tensor:
+    if len(tensors) < 1:
+        raise FrontendError("pypto.concat needs at least one tensor", user_span())
+    rank = len(tensors[0].shape)
+    out = tensors[0]
+    for t in tensors[1:]:
+        if dim % rank == rank - 1:
+            out = _emit(T.concat, [out._value(), _val(t, "pypto.concat")], hint="concat")
+        else:  # along another dim: assemble the pieces into a new tensor
+            return _concat_by_assemble(tensors, dim % rank)
+    return out
+
+
+def _concat_by_assemble(tensors: list[Tensor], d: int) -> Tensor:
+    shape = list(tensors[0].shape)
+    total = 0
+    for t in tensors:
+        total = total + t.shape[d]
+    shape[d] = simplify(total)
+    out = create_tensor(shape, tensors[0].dtype)
+    off = 0
+    for t in tensors:
+        offs = [0] * len(shape)
+        offs[d] = off
+        assemble(t, offs, out)
+        off = simplify(off + t.shape[d])
+    return out
+
+
+def matmul(input: Tensor, mat2: Tensor, out_dtype: Any = None, *, a_trans: bool = False,  # noqa: A002
+           b_trans: bool = False, c_matrix_nz: bool = False, extend_params: dict | None = None) -> Tensor:
+    kw: dict[str, Any] = {"a_trans": bool(a_trans), "b_trans": bool(b_trans)}
+    if out_dtype is not None:
+        kw["out_dtype"] = to_dtype(out_dtype, "pypto.matmul out_dtype")
+    r = _emit(T.matmul, [_val(input, "pypto.matmul"), _val(mat2, "pypto.matmul")], kw, hint="matmul")
+    ext = extend_params or {}
+    if ext.get("bias_tensor") is not None:
+        r = add(r, ext["bias_tensor"])
+    if ext.get("scale") is not None:
+        r = mul(r, float(ext["scale"]))
+    if ext.get("relu_type") not in (None, 0) and "NO_RELU" not in str(ext.get("relu_type")):
+        r = relu(r)
+    return r
+
+
+# ---------------------------------------------------------------------------------------------
+# composites
+
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    return reciprocal(add(exp(neg(input)), 1.0))
+
+
+def softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    m = amax(input, dim, keepdim=True)
+    e = exp(sub(input, m))
+    return div(e, sum(e, dim, keepdim=True))
+
+
+def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:  # noqa: A002
+    n = input.shape[-1]
+    ms = add(mul(sum(mul(input, input), -1, keepdim=True), 1.0 / n), float(epsilon))
+    out = mul(input, rsqrt(ms))
+    return out if gamma is None else mul(out, gamma)
+
+
+def layer_norm(input: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
+               epsilon: float = 1e-5, eps: float | None = None) -> Tensor:
+    n = input.shape[-1]
+    eps_ = float(epsilon if eps is None else eps)
+    mu = mul(sum(input, -1, keepdim=True), 1.0 / n)
+    xc = sub(input, mu)
+    var = mul(sum(mul(xc, xc), -1, keepdim=True), 1.0 / n)
+    out = mul(xc, rsqrt(add(var, eps_)))
+    if weight is not None:
+        out = mul(out, weight)
+    if bias is not None:
+        out = add(out, bias)
+    return out
+
+
+def read_scalar(t: Tensor, indices: list[Any]) -> SymbolicScalar:
+    tr = current("a tensor element read")
+    v = tr.call(T.read, [_val(t, "read"), _tuple(indices)], hint="val")
+    return SymbolicScalar(v)
+
+
+def write_scalar(t: Tensor, indices: list[Any], value: Any) -> None:
+    tr = current("a tensor element write")
+    v = tr.call(T.write, [t._value(), _tuple(indices), _scalar(value, t.dtype) if not isinstance(value, SymbolicScalar)
+                          else value.expr], hint=t._hint)
+    t._set(v, tr.depth)
+
+
+def as_index(v: Any) -> Expr:
+    return as_expr(simplify(v))

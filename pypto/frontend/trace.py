@@ -1,0 +1,181 @@
+"""The tracer: running a `@pypto.frontend.jit` function over `Tensor` handles records the Tensor
+graph as IR statements of one `pl` function (tensor ops, views, assembles, `pl.range` loops).
+
+A `Tensor` handle is mutable: `pypto.assemble(x, offsets, out)`, `out[...] = x` and `out.move(x)`
+make `out`'s handle point at a new IR value. A `pypto.loop` records its body once; the handles the
+body changed become the loop's carried values (iter_args), so SSA form never shows in user code.
+Every statement carries the span of the user's line that made it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pypto.errors import Error, InvalidState
+from pypto.ir.expr import Expr, IterArg, Var, scalar_type
+from pypto.ir.op import OpError, create_op_call
+from pypto.ir.rewrite import substitute
+from pypto.ir.span import UNKNOWN_SPAN, Span
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, seq
+from pypto.ir.types import Type
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PKG = os.path.dirname(_HERE)
+
+
+class FrontendError(Error, ValueError):
+    """A tensor-level program the frontend cannot trace; the message names the user's line."""
+
+    def __init__(self, message: str, span: Span = UNKNOWN_SPAN, hint: str | None = None):
+        self.span = span
+        self.hint = hint
+        where = f"{span.filename}:{span.line}: " if span is not UNKNOWN_SPAN and span.line > 0 else ""
+        super().__init__(where + message + (f"\n  hint: {hint}" if hint else ""))
+
+
+def user_span() -> Span:
+    """The span of the innermost frame outside the pypto package (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG + os.sep):
+        f = f.f_back
+    if f is None:
+        return UNKNOWN_SPAN
+    return Span(f.f_code.co_filename, f.f_lineno, 0)
+
+
+class _Block:
+    """Statements of one open construct (the function body or a loop body)."""
+
+    def __init__(self, depth: int):
+        self.depth = depth
+        self.stmts: list[Stmt] = []
+
+
+class Tracer:
+    """The state of one trace: open blocks, the live tensor handles, names, tile-shape settings."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.blocks: list[_Block] = [_Block(0)]
+        self.handles: list[Any] = []  # every Tensor handle made in this trace
+        self._names: dict[str, int] = {}
+        self.vec_tile_shapes: tuple[int, ...] | None = None
+        self.cube_tile_shapes: Any = None
+        self.loop_count = 0
+        self.loop_names: set[str] = set()
+        self.loop_vars: list[str] = []
+
+    # --- names and statements
+    def fresh(self, hint: str) -> str:
+        base = hint if hint and hint.isidentifier() else "t"
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        return base if n == 0 else f"{base}_{n}"
+
+    @property
+    def depth(self) -> int:
+        return len(self.blocks) - 1
+
+    def emit(self, stmt: Stmt) -> None:
+        self.blocks[-1].stmts.append(stmt)
+
+    def let(self, hint: str, value: Expr, span: Span) -> Var:
+        v = Var(self.fresh(hint), value.type, span=span)
+        self.emit(AssignStmt(v, value, span=span))
+        return v
+
+    def let_scalar(self, hint: str, value: Expr) -> Var:
+        return self.let(hint, value, user_span())
+
+    def call(self, op: Any, args: list[Expr], kwargs: dict[str, Any] | None = None, hint: str = "t",
+             span: Span | None = None) -> Var:
+        """Emit `hint = op(args, kwargs)`; a type error of the op names the user's line."""
+        span = span or user_span()
+        try:
+            c = create_op_call(op, args, kwargs or {}, span=span)
+        except OpError as e:
+            raise FrontendError(str(e).removeprefix("Error: "), span) from None
+        return self.let(hint, c, span)
+
+    # --- loops
+    @contextmanager
+    def loop_body(self, var: Var, start: Expr, stop: Expr, step: Expr, span: Span) -> Iterator[None]:
+        """Record a loop: the body's statements go into a new block; the handles it changed are
+        carried."""
+        before = {id(h): h._var for h in self.handles}
+        self.blocks.append(_Block(self.depth + 1))
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            body = self.blocks.pop()
+            if ok:
+                self._close_loop(body, before, var, start, stop, step, span)
+
+    def _close_loop(self, body: _Block, before: dict[int, Var], var: Var, start: Expr, stop: Expr, step: Expr,
+                    span: Span) -> None:
+        changed = [h for h in self.handles if id(h) in before and h._var is not before[id(h)]]
+        mapping: dict[Var, Expr] = {}
+        iter_args, finals = [], []
+        for h in changed:
+            init = before[id(h)]
+            ia = IterArg(self.fresh(h._hint), init.type, init, span=span)
+            mapping[init] = ia
+            iter_args.append(ia)
+            finals.append(h._var)
+        stmts = list(body.stmts)
+        if changed:
+            stmts.append(YieldStmt(tuple(finals), span=span))
+        block = seq(stmts, span=span)
+        if mapping:
+            block = substitute(block, mapping)
+        rets = tuple(Var(self.fresh(h._hint), h._var.type, span=span) for h in changed)
+        self.emit(ForStmt(loop_var=var, start=start, stop=stop, step=step, iter_args=tuple(iter_args), body=block,
+                          return_vars=rets, span=span))
+        for h, r in zip(changed, rets):
+            h._set(r, self.depth)
+        for h in self.handles:  # values made inside the loop are not visible after it
+            if h._depth > self.depth and id(h) not in {id(c) for c in changed}:
+                h._escaped = span
+
+    def scalar_var(self, name: str) -> Var:
+        from pypto.ir.dtype import DataType
+
+        return Var(self.fresh(name), scalar_type(DataType.INDEX), span=user_span())
+
+
+_STATE = threading.local()
+
+
+def current(what: str = "this") -> Tracer:
+    tr = getattr(_STATE, "tracer", None)
+    if tr is None:
+        raise InvalidState(f"{what} can only be used inside a @pypto.frontend.jit function while it is traced")
+    return tr
+
+
+def active() -> Tracer | None:
+    return getattr(_STATE, "tracer", None)
+
+
+@contextmanager
+def tracing(tr: Tracer) -> Iterator[Tracer]:
+    prev = getattr(_STATE, "tracer", None)
+    _STATE.tracer = tr
+    try:
+        yield tr
+    finally:
+        _STATE.tracer = prev
+
+
+def type_of(v: Var) -> Type:
+    return v.type
+
+
+__all__ = ["FrontendError", "Tracer", "active", "current", "tracing", "user_span"]
