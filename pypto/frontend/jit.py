@@ -210,9 +210,13 @@ class JitFunction:
             outs = _returned(result, self.fn.__name__)
             body = tr.blocks[0].stmts
             written = [h for h in handles if h._var is not _param_var(params, h)]
-            values = [t._value() for t in outs] + [h._value() for h in written if h not in outs]
+            inplace = [h for h in written if not h._detached and not any(h is o for o in outs)]
+            copied = [h for h in written if h._detached and not any(h is o for o in outs)]
+            values = [t._value() for t in outs] + [h._value() for h in copied] + [h._value() for h in inplace]
             body.append(ReturnStmt(tuple(values)))
-        dirs = tuple(ParamDirection.InOut if any(h is w for w in written) else ParamDirection.In for h in handles)
+        dirs = tuple(ParamDirection.InOut if any(h is w for w in inplace) else ParamDirection.In for h in handles)
+        tensor_names = [h._hint for h in handles]
+        self._copy_back = tuple(tensor_names.index(h._hint) for h in copied)
         fn = Function(self.fn.__name__, tuple(params), dirs, tuple(v.type for v in values), seq(body),
                       FunctionType.Opaque)
         self._n_returned = len(outs)
@@ -223,8 +227,7 @@ class JitFunction:
 
         program = self.trace(key, consts)
         compiled = ir.compile(program)
-        n_ret = self._n_returned
-        return _Runner(compiled, n_ret)
+        return _Runner(compiled, self._n_returned, self._copy_back)
 
 
 def _param_var(params: list[Var], h: Tensor) -> Var | None:
@@ -253,18 +256,31 @@ def _const_key(name: str, v: Any) -> Any:
 class _Runner:
     """A compiled specialisation: calls the program and hands back what the kernel returned."""
 
-    __slots__ = ("compiled", "n_returned")
+    __slots__ = ("compiled", "n_returned", "copy_back")
 
-    def __init__(self, compiled: Any, n_returned: int):
+    def __init__(self, compiled: Any, n_returned: int, copy_back: tuple[int, ...]):
         self.compiled = compiled
         self.n_returned = n_returned
+        self.copy_back = copy_back  # tensor arguments rebound as a whole (out[:] = x): written back
 
     def __call__(self, *arrays: Any) -> Any:
         res = self.compiled(*arrays)
+        items = res if isinstance(res, tuple) else (res,)
+        for k, i in enumerate(self.copy_back):
+            _copy_into(arrays[i], items[self.n_returned + k])
         if self.n_returned == 0:
             return None
-        items = res if isinstance(res, tuple) else (res,)
         return items[0] if self.n_returned == 1 else tuple(items[:self.n_returned])
+
+
+def _copy_into(dst: Any, src: Any) -> None:
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(dst, torch.Tensor):
+        dst.copy_(src if isinstance(src, torch.Tensor) else torch.from_numpy(np.asarray(src)))
+    else:
+        np.copyto(dst, np.asarray(src))
 
 
 def jit(func: Any = None, *, host_options: dict | None = None, codegen_options: dict | None = None,
