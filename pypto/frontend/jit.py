@@ -115,22 +115,24 @@ class JitFunction:
         except TypeError as e:
             raise JitArgumentError(f"{self.fn.__name__}(): {e}") from None
         bound.apply_defaults()
+        key, consts = self._key(bound)
+        program = self._program(key, consts)
+        return program(*[v for name, v in bound.arguments.items() if name not in consts])
+
+    def _key(self, bound: inspect.BoundArguments) -> tuple[tuple, dict[str, Any]]:
+        """The specialisation key of bound arguments, and the non-tensor ones."""
         specs = self._annotations()
-        tensors, consts, key = [], {}, []
+        consts, key = {}, []
         for name, v in bound.arguments.items():
             info = _array_info(name, v)
             if info is None and name in specs:
                 raise JitArgumentError(f"parameter '{name}' is a tensor ({specs[name]}); got {type(v).__name__}")
             if info is not None:
-                spec = specs.get(name)
-                dims = self._check(name, spec, info)
-                tensors.append((name, v))
-                key.append((name, info.dtype, dims))
+                key.append((name, info.dtype, self._check(name, specs.get(name), info)))
             else:
                 consts[name] = v
                 key.append((name, _const_key(name, v)))
-        program = self._program(tuple(key), consts)
-        return program(*[v for _, v in tensors])
+        return tuple(key), consts
 
     def _check(self, name: str, spec: TensorSpec | None, info: _ArgInfo) -> tuple:
         """The argument's dims for the specialisation key (None: dynamic), checked against `spec`."""
@@ -226,8 +228,21 @@ class JitFunction:
         from pypto import ir
 
         program = self.trace(key, consts)
-        compiled = ir.compile(program)
-        return _Runner(compiled, self._n_returned, self._copy_back)
+        interp_only = self.options["runtime_options"].get("platform") == "interp"  # no native build
+        compiled = ir.compile(program, skip_ptoas=interp_only)
+        return _Runner(compiled, self._n_returned, self._copy_back, _run_config(self.options["runtime_options"]))
+
+    @property
+    def compiled_programs(self) -> list[Any]:
+        """The compiled programs of the specialisations called so far (`pypto.compile.CompiledProgram`)."""
+        return [r.compiled for r in self._programs.values()]
+
+    def lower(self, *args: Any, **kwargs: Any) -> Program:
+        """The traced `pl` program these arguments would run (nothing is compiled or run)."""
+        bound = self._sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key, consts = self._key(bound)
+        return self.trace(key, consts)
 
 
 def _param_var(params: list[Var], h: Tensor) -> Var | None:
@@ -256,15 +271,16 @@ def _const_key(name: str, v: Any) -> Any:
 class _Runner:
     """A compiled specialisation: calls the program and hands back what the kernel returned."""
 
-    __slots__ = ("compiled", "n_returned", "copy_back")
+    __slots__ = ("compiled", "n_returned", "copy_back", "config")
 
-    def __init__(self, compiled: Any, n_returned: int, copy_back: tuple[int, ...]):
+    def __init__(self, compiled: Any, n_returned: int, copy_back: tuple[int, ...], config: Any):
         self.compiled = compiled
         self.n_returned = n_returned
         self.copy_back = copy_back  # tensor arguments rebound as a whole (out[:] = x): written back
+        self.config = config
 
     def __call__(self, *arrays: Any) -> Any:
-        res = self.compiled(*arrays)
+        res = self.compiled(*arrays, config=self.config)
         items = res if isinstance(res, tuple) else (res,)
         for k, i in enumerate(self.copy_back):
             _copy_into(arrays[i], items[self.n_returned + k])
@@ -281,6 +297,27 @@ def _copy_into(dst: Any, src: Any) -> None:
         dst.copy_(src if isinstance(src, torch.Tensor) else torch.from_numpy(np.asarray(src)))
     else:
         np.copyto(dst, np.asarray(src))
+
+
+_NOTED: set[str] = set()
+
+
+def _run_config(runtime_options: dict[str, Any]) -> Any:
+    """The RunConfig of `runtime_options`: `platform` ("cpu", the default, or "interp"),
+    `num_workers`; `run_mode` NPU and SIM both run natively on this machine's CPU (said once)."""
+    from pypto.runtime import RunConfig
+
+    mode = runtime_options.get("run_mode")
+    if mode is not None and "run_mode" not in _NOTED:
+        _NOTED.add("run_mode")
+        print(f"pypto: run_mode {getattr(mode, 'name', mode)}: kernels run natively on this machine's CPU, with "
+              "real numerics", file=sys.stderr)
+    kw = {}
+    if "platform" in runtime_options:
+        kw["platform"] = runtime_options["platform"]
+    if "num_workers" in runtime_options:
+        kw["num_workers"] = int(runtime_options["num_workers"])
+    return RunConfig(**kw) if kw else None
 
 
 def jit(func: Any = None, *, host_options: dict | None = None, codegen_options: dict | None = None,

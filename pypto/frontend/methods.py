@@ -65,10 +65,11 @@ def _key(t: Tensor, key: Any) -> list[Any]:
     """The key as one entry per dim (slices and ints), `...` expanded, missing dims full."""
     items = list(key) if isinstance(key, tuple) else [key]
     rank = len(t.shape)
-    if sum(1 for k in items if k is Ellipsis) > 1:
+    dots = [i for i, k in enumerate(items) if k is Ellipsis]
+    if len(dots) > 1:
         raise FrontendError("an index may hold one `...`", user_span())
-    if Ellipsis in items:
-        i = items.index(Ellipsis)
+    if dots:
+        i = dots[0]
         items[i:i + 1] = [slice(None)] * (rank - len(items) + 1)
     if len(items) > rank:
         raise FrontendError(f"{len(items)} indices for a rank-{rank} tensor", user_span())

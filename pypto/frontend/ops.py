@@ -12,7 +12,9 @@ from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode
 from pypto.ir.expr import ConstFloat, ConstInt, Expr, MakeTuple
 from pypto.ops.registry import tensor_ops as T
+from pypto.ops.traits import ShapeClass
 
+from .control import check_vec_tile
 from .symbolic import SymbolicScalar, as_expr, simplify
 from .tensor import Tensor, dims_expr, to_dtype
 from .trace import FrontendError, current, user_span
@@ -28,9 +30,14 @@ def _val(x: Any, what: str) -> Any:
     return x._value()
 
 
+_VECTOR = (ShapeClass.ELEMENTWISE, ShapeClass.ROW_REDUCE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND)
+
+
 def _emit(op, args: list, kwargs: dict | None = None, hint: str = "t") -> Tensor:
     tr = current(f"pypto.{op.name.split('.', 1)[1]}")
     v = tr.call(op, args, kwargs, hint=hint)
+    if op.shape_class in _VECTOR:  # the vec tile shape set for it must fit its result
+        check_vec_tile(f"pypto.{hint}", list(v.type.shape), v.type.dtype.itemsize)
     return Tensor._wrap(v, hint)
 
 
@@ -63,7 +70,7 @@ def create_tensor(dims: Any, dtype: DataType, into: Tensor | None = None) -> Ten
 # elementwise
 
 _BINARY = {"add": (T.add, T.add_scalar), "sub": (T.sub, T.sub_scalar), "mul": (T.mul, T.mul_scalar),
-           "div": (T.div, T.div_scalar), "maximum": (T.maximum, None), "minimum": (T.minimum, None)}
+           "div": (T.div, T.div_scalar), "maximum": (T.maximum, T.maximum_scalar), "minimum": (T.minimum, T.minimum_scalar)}
 
 
 def _binary(name: str, a: Any, b: Any) -> Tensor:
@@ -71,8 +78,6 @@ def _binary(name: str, a: Any, b: Any) -> Tensor:
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         return _emit(op, [a._value(), b._value()], hint=name)
     if isinstance(a, Tensor):
-        if scalar_op is None:  # max/min with a scalar: a full tensor of it
-            return _binary(name, a, full(a.shape, b, a.dtype))
         return _emit(scalar_op, [a._value(), _scalar(b, a.dtype)], hint=name)
     if isinstance(b, Tensor):
         if name in ("add", "mul", "maximum", "minimum"):
@@ -218,9 +223,10 @@ def mean(input: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa
 def full(size: Any, fill_value: Any, dtype: Any = None, *, valid_shape: Any = None) -> Tensor:
     dt = DataType.FP32 if dtype is None else to_dtype(dtype, "pypto.full")
     dims = list(size) if isinstance(size, (list, tuple)) else [size]
-    value = fill_value.expr if isinstance(fill_value, SymbolicScalar) else _scalar(fill_value, dt)
-    return _emit(T.full, [_tuple(dims)], {"dtype": dt, "value": value if isinstance(value, Expr) else value},
-                 hint="full")
+    if isinstance(fill_value, SymbolicScalar):
+        raise FrontendError("pypto.full with a run-time fill value is not supported yet", user_span())
+    value = float(fill_value) if dt.is_float else int(fill_value)
+    return _emit(T.full, [_tuple(dims)], {"dtype": dt, "value": value}, hint="full")
 
 
 def zeros(*size: Any, dtype: Any = None) -> Tensor:

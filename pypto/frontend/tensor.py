@@ -148,7 +148,7 @@ class Tensor:
             raise FrontendError(f"{self!r} is a parameter annotation, not a value of this kernel", user_span())
         if self._escaped is not None:
             raise FrontendError(f"tensor `{self._var.name}` was computed inside the pypto.loop ending at line "
-                                f"{self._escaped.line} and is used after it", user_span(),
+                                f"{self._escaped.begin_line} and is used after it", user_span(),
                                 hint="write it into a tensor made before the loop (pypto.assemble, out[...] = x, "
                                      "x.move(...)); values computed in a loop body do not outlive it")
         return self._var

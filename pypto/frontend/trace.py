@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pypto.errors import Error, InvalidState
+from pypto.errors import InvalidState
+from pypto.ir.builder import _positions
+from pypto.ir.diagnostics import LocatedError
 from pypto.ir.expr import Expr, IterArg, Var, scalar_type
 from pypto.ir.op import OpError, create_op_call
 from pypto.ir.rewrite import substitute
@@ -28,23 +30,26 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _PKG = os.path.dirname(_HERE)
 
 
-class FrontendError(Error, ValueError):
-    """A tensor-level program the frontend cannot trace; the message names the user's line."""
+class FrontendError(LocatedError, ValueError):
+    """A tensor-level program the frontend cannot trace; the message shows the user's line."""
 
-    def __init__(self, message: str, span: Span = UNKNOWN_SPAN, hint: str | None = None):
-        self.span = span
-        self.hint = hint
-        where = f"{span.filename}:{span.line}: " if span is not UNKNOWN_SPAN and span.line > 0 else ""
-        super().__init__(where + message + (f"\n  hint: {hint}" if hint else ""))
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None):
+        super().__init__(message, span if span is not None and span is not UNKNOWN_SPAN else None, hint=hint)
 
 
 def user_span() -> Span:
-    """The span of the innermost frame outside the pypto package (the user's line)."""
+    """The span of the innermost frame outside the pypto package (the user's line and columns)."""
     f = sys._getframe(1)
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG + os.sep):
         f = f.f_back
     if f is None:
         return UNKNOWN_SPAN
+    pos = _positions(f.f_code)
+    k = f.f_lasti // 2
+    if k < len(pos) and pos[k][0] is not None:
+        line, end_line, col, end_col = pos[k]
+        return Span(f.f_code.co_filename, line, col or 0, -1 if end_line is None else end_line,
+                    -1 if end_col is None else end_col)
     return Span(f.f_code.co_filename, f.f_lineno, 0)
 
 

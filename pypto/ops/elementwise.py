@@ -143,9 +143,11 @@ binary("div", nm.trunc_div, "tdiv", scalar_pto="tdivs", tensor=True,
        tensor_scalar_names=("div_scalar", "divs"),
        doc="elementwise a / b (integers: truncating division, x / 0 = 0)")
 binary("maximum", lambda a, b: np.maximum(nm.up(a), nm.up(b)), "tmax", scalar_pto="tmaxs",
-       scalar_name="maxs", tensor=True, commutative=True, doc="elementwise max(a, b)")
+       scalar_name="maxs", tensor=True, tensor_scalar_names=("maximum_scalar", "maxs"), commutative=True,
+       doc="elementwise max(a, b)")
 binary("minimum", lambda a, b: np.minimum(nm.up(a), nm.up(b)), "tmin", scalar_pto="tmins",
-       scalar_name="mins", tensor=True, commutative=True, doc="elementwise min(a, b)")
+       scalar_name="mins", tensor=True, tensor_scalar_names=("minimum_scalar", "mins"), commutative=True,
+       doc="elementwise min(a, b)")
 binary("rem", nm.c_rem, "trem", scalar_pto="trems", doc="remainder with the sign of the dividend")
 
 

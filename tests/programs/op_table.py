@@ -494,7 +494,7 @@ TCASES += [
     _t("tensor.sub", "pl.sub({a}, {row})", ("a", "row"), id="sub_row_bcast", dynamic=True),
     _t("tensor.div", "pl.div({a}, {col})", ("a", "col"), id="div_col_bcast", dynamic=True),
 ]
-for _n in ("add", "sub", "mul", "div"):
+for _n in ("add", "sub", "mul", "div", "maximum", "minimum"):
     TCASES.append(_t(f"tensor.{_n}_scalar", f"pl.{_n}({{a}}, {{s}})", ("a", "s"), dynamic=True))
 TCASES.append(_t("tensor.mul_scalar", "pl.mul({a}, {sv})", ("a", "sv"), id="mul_scalar_arg", dynamic=True))
 for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softplus"):

@@ -1,0 +1,240 @@
+"""Every tensor-level op of `pypto.frontend` against NumPy, on the interpreter (no native build):
+elementwise ops with tensors, broadcast rows and scalars on either side, reductions with and
+without keepdim, composites, structural ops, Python operators and in-place operators, on static
+shapes and on a dynamic row count (tiled by the pipeline, with a ragged last block)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto
+
+INTERP = {"platform": "interp"}
+M = pypto.frontend.dynamic("M")
+ROWS = 37  # not a multiple of any row block
+
+
+def _inputs(rows: int = ROWS, cols: int = 64):
+    rng = np.random.default_rng(rows * 7 + cols)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    y = rng.standard_normal((rows, cols)).astype(np.float32)
+    pos = (np.abs(x) + 0.25).astype(np.float32)
+    row = rng.standard_normal((rows, 1)).astype(np.float32)
+    return x, y, pos, row
+
+
+def _kernel(body, n_in: int):
+    """A jit kernel over `n_in` [M, 64] fp32 inputs returning body(*inputs) as a new tensor."""
+    spec = pypto.Tensor((M, 64), pypto.DT_FP32)
+
+    if n_in == 1:
+        def k(a: spec, out: spec):
+            out[:] = body(a)
+    elif n_in == 2:
+        def k(a: spec, b: spec, out: spec):
+            out[:] = body(a, b)
+    return pypto.frontend.jit(k, runtime_options=INTERP)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+UNARY = [
+    ("exp", pypto.exp, np.exp, "x"),
+    ("log", pypto.log, np.log, "pos"),
+    ("sqrt", pypto.sqrt, np.sqrt, "pos"),
+    ("rsqrt", pypto.rsqrt, lambda v: 1 / np.sqrt(v), "pos"),
+    ("reciprocal", pypto.reciprocal, lambda v: 1 / v, "pos"),
+    ("neg", pypto.neg, np.negative, "x"),
+    ("abs", pypto.abs, np.abs, "x"),
+    ("relu", pypto.relu, lambda v: np.maximum(v, 0), "x"),
+    ("sigmoid", pypto.sigmoid, _sigmoid, "x"),
+    ("softplus", pypto.softplus, lambda v: np.logaddexp(0, v), "x"),
+    ("clip", lambda t: pypto.clip(t, -0.5, 0.5), lambda v: np.clip(v, -0.5, 0.5), "x"),
+    ("scalar_left_sub", lambda t: 2.0 - t, lambda v: 2.0 - v, "x"),
+    ("scalar_left_div", lambda t: 2.0 / t, lambda v: 2.0 / v, "pos"),
+    ("scalar_mul_add", lambda t: 3 * t + 1.5, lambda v: 3 * v + 1.5, "x"),
+    ("softmax", lambda t: pypto.softmax(t, -1), lambda v: np.exp(v - v.max(-1, keepdims=True))
+     / np.exp(v - v.max(-1, keepdims=True)).sum(-1, keepdims=True), "x"),
+    ("rms_norm", pypto.rms_norm, lambda v: v / np.sqrt((v * v).mean(-1, keepdims=True) + 1e-6), "x"),
+    ("layer_norm", pypto.layer_norm, lambda v: (v - v.mean(-1, keepdims=True))
+     / np.sqrt(v.var(-1, keepdims=True) + 1e-5), "x"),
+    ("neg_op", lambda t: -t, np.negative, "x"),
+    ("max_scalar", lambda t: pypto.maximum(t, 0.25), lambda v: np.maximum(v, 0.25), "x"),
+]
+
+
+@pytest.mark.parametrize("name, op, ref, src", UNARY, ids=[u[0] for u in UNARY])
+def test_unary(name, op, ref, src):
+    x, _, pos, _ = _inputs()
+    a = {"x": x, "pos": pos}[src]
+    out = np.full_like(a, -99)
+    _kernel(op, 1)(a, out)
+    np.testing.assert_allclose(out, ref(a.astype(np.float64)), rtol=2e-6, atol=2e-6)
+
+
+BINARY = [
+    ("add", pypto.add, np.add), ("sub", pypto.sub, np.subtract), ("mul", pypto.mul, np.multiply),
+    ("div", pypto.div, np.divide), ("maximum", pypto.maximum, np.maximum), ("minimum", pypto.minimum, np.minimum),
+    ("op_add", lambda a, b: a + b, np.add), ("op_sub", lambda a, b: a - b, np.subtract),
+    ("op_mul", lambda a, b: a * b, np.multiply), ("op_div", lambda a, b: a / b, np.divide),
+    ("chain", lambda a, b: pypto.exp(a - b) * 0.5 + a, lambda a, b: np.exp(a - b) * 0.5 + a),
+]
+
+
+@pytest.mark.parametrize("name, op, ref", BINARY, ids=[b[0] for b in BINARY])
+def test_binary(name, op, ref):
+    x, y, pos, _ = _inputs()
+    b = pos if "div" in name else y
+    out = np.full_like(x, -99)
+    _kernel(op, 2)(x, b, out)
+    np.testing.assert_allclose(out, ref(x.astype(np.float64), b.astype(np.float64)), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("name, fn, ref", [
+    ("sub_row", lambda a, r: a - r, lambda a, r: a - r),
+    ("div_row", lambda a, r: a / r, lambda a, r: a / r),
+    ("mul_row", lambda a, r: pypto.mul(a, r), lambda a, r: a * r),
+])
+def test_row_broadcast(name, fn, ref):
+    x, _, _, row = _inputs()
+    row = np.abs(row) + 0.5
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((M, 64), pypto.DT_FP32), r: pypto.Tensor((M, 1), pypto.DT_FP32),
+          out: pypto.Tensor((M, 64), pypto.DT_FP32)):
+        out[:] = fn(a, r)
+
+    out = np.zeros_like(x)
+    k(x, row, out)
+    np.testing.assert_allclose(out, ref(x.astype(np.float64), row), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("op, ref", [(pypto.amax, np.max), (pypto.amin, np.min), (pypto.sum, np.sum),
+                                     (pypto.mean, np.mean)], ids=["amax", "amin", "sum", "mean"])
+@pytest.mark.parametrize("keepdim", [True, False])
+def test_reductions(op, ref, keepdim):
+    x, *_ = _inputs(16)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        r = op(a, dim=-1, keepdim=keepdim)
+        return r * 1.0
+
+    got = k(x)
+    want = ref(x.astype(np.float64), axis=-1, keepdims=keepdim)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_inplace_operators_and_python_loops():
+    """`acc += x` updates the handle; a plain Python `for` unrolls while tracing."""
+    x, y, *_ = _inputs(16)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32), b: pypto.Tensor((16, 64), pypto.DT_FP32),
+          out: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        acc = a * 1.0
+        for _ in range(3):
+            acc += b
+        acc *= 0.5
+        out[:] = acc
+
+    out = np.zeros_like(x)
+    k(x, y, out)
+    np.testing.assert_allclose(out, (x + 3 * y) * 0.5, rtol=1e-6, atol=1e-6)
+
+
+def test_structural_ops():
+    x, y, *_ = _inputs(16)
+    w = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32), b: pypto.Tensor((16, 64), pypto.DT_FP32),
+          w: pypto.Tensor((64, 32), pypto.DT_FP32)):
+        mm = pypto.matmul(a, w)                      # [16, 32]
+        mt = pypto.matmul(w, a, b_trans=True, a_trans=True)  # w^T a^T = (a w)^T: [32, 16]
+        cat = pypto.concat([a[:, 0:32], b[:, 32:64]], dim=-1)
+        rows = pypto.concat([a[0:8, :], b[8:16, :]], dim=0)
+        tr = pypto.transpose(a[0:8, 0:16], 0, 1)
+        return mm, mt, cat, rows, tr * 1.0
+
+    mm, mt, cat, rows, tr = k(x, y, w)
+    np.testing.assert_allclose(mm, x @ w, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(mt, (x @ w).T, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(cat, np.concatenate([x[:, :32], y[:, 32:]], axis=1))
+    np.testing.assert_array_equal(rows, np.concatenate([x[:8], y[8:]], axis=0))
+    np.testing.assert_array_equal(tr, x[:8, :16].T)
+
+
+def test_cast_and_views_with_valid_shape():
+    x, *_ = _inputs(16)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32), out: pypto.Tensor((16, 64), pypto.DT_FP16)):
+        out[:] = pypto.cast(a * 2.0, pypto.DT_FP16)
+
+    out = np.zeros((16, 64), np.float16)
+    k(x, out)
+    np.testing.assert_array_equal(out, (x * 2).astype(np.float16))
+
+
+@pytest.mark.parametrize("rows", [1, 16, 37, 100])
+def test_loop_over_row_blocks_with_a_ragged_tail(rows):
+    """pypto.loop over blocks of 16 rows, each a view whose valid rows are min(16, n - 16 i); the
+    result is assembled through an open-ended slice."""
+    x, *_ = _inputs(rows)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32), out: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32)):
+        n = a.shape[0]
+        for i in pypto.loop(0, pypto.ceildiv(n, 16), 1, name="rows", idx_name="i"):
+            v = pypto.view(a, [16, 64], [i * 16, 0], valid_shape=[pypto.min(16, n - i * 16), 64])
+            out[i * 16:, :] = pypto.softmax(v, -1)
+
+    out = np.zeros_like(x)
+    k(x, out)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-6, atol=1e-7)
+    assert len(k.compiled_programs) == 1  # every row count runs the same program
+
+
+def test_loop_unroll_covers_every_step():
+    """loop_unroll([4, 2]) processes 4, then 2, then 1 blocks at a time; together every block once."""
+    x, *_ = _inputs(7 * 8)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((56, 64), pypto.DT_FP32), out: pypto.Tensor((56, 64), pypto.DT_FP32)):
+        for i, u in pypto.loop_unroll(0, 7, 1, unroll_list=[4, 2]):
+            blk = a[i * 8:(i + u) * 8, :]
+            out[i * 8:(i + u) * 8, :] = blk * float(u)
+
+    out = np.zeros_like(x)
+    k(x, out)
+    factors = np.repeat([4, 4, 4, 4, 2, 2, 1], 8)[:, None]
+    np.testing.assert_allclose(out, x * factors, rtol=0, atol=0)
+
+
+def test_nested_loops_and_scalar_reads():
+    """An int32 tensor holds per-batch lengths (a scalar read); nested loops over batches and blocks,
+    each block's valid rows from the length."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3 * 32, 64)).astype(np.float32)
+    lens = np.array([32, 20, 5], np.int32)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((96, 64), pypto.DT_FP32), lens: pypto.Tensor((3,), pypto.DT_INT32),
+          out: pypto.Tensor((96, 64), pypto.DT_FP32)):
+        for b in pypto.loop(3):
+            n = lens[b]
+            for j in pypto.loop(0, 2):
+                rows = pypto.min(16, pypto.max(n - j * 16, 0))
+                v = pypto.view(a, [16, 64], [b * 32 + j * 16, 0], valid_shape=[rows, 64])
+                out[b * 32 + j * 16:b * 32 + j * 16 + 16, :] = v + 1.0
+
+    out = np.zeros_like(x)
+    k(x, lens, out)
+    for b in range(3):
+        np.testing.assert_allclose(out[b * 32:b * 32 + lens[b]], x[b * 32:b * 32 + lens[b]] + 1, rtol=0, atol=1e-6)
