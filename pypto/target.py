@@ -63,6 +63,15 @@ class Target:
     arch: str = "cpu"  # pto.target_arch in emitted modules
     notes: dict[str, str] = field(default_factory=dict, compare=False)
 
+    def fingerprint(self) -> str:
+        """A text that is the same for equal targets in every process (the compile cache's key):
+        unlike `repr`, it does not depend on the iteration order of `data_paths`, which changes with
+        Python's hash seed."""
+        paths = sorted(f"{a.name}->{b.name}" for a, b in self.data_paths)
+        notes = sorted(self.notes.items())
+        return (f"Target({self.name!r}, memory={self.memory!r}, cores={self.cores!r}, pipes={self.pipes!r}, "
+                f"data_paths={paths}, alloc_alignment={self.alloc_alignment}, arch={self.arch!r}, notes={notes})")
+
     def spec(self, space: MemorySpace) -> MemorySpec:
         for m in self.memory:
             if m.space is space:

@@ -221,3 +221,48 @@ def test_a_shared_cache_works_for_a_second_user(tmp_path):
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
+CROSS_PROCESS = '''
+import sys
+import numpy as np
+import pypto.language as pl
+from pypto import ir
+from pypto.config import config
+
+config.cache_dir = sys.argv[1]
+prog = pl.parse("""
+import pypto.language as pl
+
+@pl.function
+def twice_plus_one(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+    return pl.add(pl.mul(x, 2.0), 1.0)
+""")
+c = ir.compile(prog, output_dir=sys.argv[2])
+x = np.arange(64, dtype=np.float32)
+np.testing.assert_array_equal(c(x), x * 2 + 1)
+print("cached" if c.timings.get("cached") else "compiled")
+'''
+
+
+def _python(code: str, *args: str, seed: str) -> str:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": seed})
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_the_target_fingerprint_does_not_depend_on_the_hash_seed():
+    """(repr of the target's frozenset of data paths changes with PYTHONHASHSEED; the cache key must not)"""
+    code = "from pypto.target import cpu\nprint(cpu().fingerprint())"
+    assert _python(code, seed="1") == _python(code, seed="2")
+
+
+@pytest.mark.native
+def test_a_second_process_hits_the_cache(tmp_path):
+    cache = str(tmp_path / "cache")
+    assert _python(CROSS_PROCESS, cache, str(tmp_path / "a"), seed="1") == "compiled"
+    assert _python(CROSS_PROCESS, cache, str(tmp_path / "b"), seed="2") == "cached"

@@ -83,7 +83,7 @@ def _cache_key(req: Request) -> str | None:
         return None  # (a custom pipeline's passes are Python code the key cannot cover)
     from .cache import cache_key
 
-    return cache_key(python_print(req.program), req.strategy.name, req.backend_type.name, repr(req.target))
+    return cache_key(python_print(req.program), req.strategy.name, req.backend_type.name, req.target.fingerprint())
 
 
 def _restore(req: Request, key: str, staged: Path) -> CompiledProgram | None:
