@@ -21,6 +21,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from pypto.errors import Error
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import FunctionType, ParamDirection
@@ -86,6 +88,7 @@ class JitFunction:
         self._sig = inspect.signature(fn)
         self._specs: dict[str, TensorSpec] | None = None
         self._programs: dict[Any, Any] = {}
+        self._memo: dict[tuple, tuple] = {}  # argument kinds (_memo_key) -> (program, tensor positions)
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
@@ -110,6 +113,12 @@ class JitFunction:
 
     # --- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:  # the warm path: these argument kinds were checked and compiled before
+            memo = _memo_key(args)
+            hit = self._memo.get(memo) if memo is not None else None
+            if hit is not None:
+                runner, tensor_at = hit
+                return runner(*[args[i] for i in tensor_at])
         try:
             bound = self._sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -117,6 +126,9 @@ class JitFunction:
         bound.apply_defaults()
         key, consts = self._key(bound)
         program = self._program(key, consts)
+        if not kwargs and len(args) == len(bound.arguments) and memo is not None:
+            names = list(bound.arguments)
+            self._memo[memo] = (program, tuple(i for i, n in enumerate(names) if n not in consts))
         return program(*[v for name, v in bound.arguments.items() if name not in consts])
 
     def _key(self, bound: inspect.BoundArguments) -> tuple[tuple, dict[str, Any]]:
@@ -243,6 +255,29 @@ class JitFunction:
         bound.apply_defaults()
         key, consts = self._key(bound)
         return self.trace(key, consts)
+
+
+def _memo_key(args: tuple) -> tuple | None:
+    """What the specialisation of positional arguments depends on, cheaply: per array its dtype and
+    shape (contiguous only), per other value its type and value; None when that cannot be said."""
+    parts = []
+    for v in args:
+        t = type(v)
+        if t is np.ndarray:
+            if not v.flags.c_contiguous:
+                return None
+            parts.append((v.dtype, v.shape))
+        elif t.__name__ == "Tensor" and t.__module__.startswith("torch"):
+            if v.device.type != "cpu" or not v.is_contiguous():
+                return None
+            parts.append((v.dtype, tuple(v.shape)))
+        else:
+            try:
+                hash(v)
+            except TypeError:
+                return None
+            parts.append((t, v))
+    return tuple(parts)
 
 
 def _param_var(params: list[Var], h: Tensor) -> Var | None:
