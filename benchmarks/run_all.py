@@ -20,7 +20,7 @@ import traceback
 
 import harness
 
-KERNELS = ("elementwise", "softmax", "layernorm", "rmsnorm", "matmul", "linear_gelu", "flash_attention")
+KERNELS = ("elementwise", "softmax", "layernorm", "rmsnorm", "matmul", "linear_gelu", "flash_attention", "frontend")
 EXTRA = ("runtime", "compile")
 
 
