@@ -22,7 +22,7 @@ import numpy as np
 
 import pypto
 
-BLOCK = 4  # rows per loop iteration of the tensor-level kernels
+BLOCK = 64  # rows per loop iteration (one task each) of the tensor-level kernels
 
 
 def _norm_kernels(n: int, c: int, eps_ln: float, eps_rms: float):

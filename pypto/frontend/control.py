@@ -44,11 +44,13 @@ def _loop(start, stop, step, name, idx_name, unroll_list, parallel) -> Iterator[
     var = tr.scalar_var(idx_name or "idx")
     tr.loop_vars.append(idx_name or var.name)
     kind = ForKind.Parallel if parallel and hasattr(ForKind, "Parallel") else ForKind.Sequential
+    tr.loop_ranges[var] = (as_expr(simplify(start)), as_expr(simplify(stop)))
     try:
         with tr.loop_body(var, as_expr(simplify(start)), as_expr(simplify(stop)), as_expr(simplify(step)), span):
             yield SymbolicScalar(var)
     finally:
         tr.loop_vars.pop()
+        tr.loop_ranges.pop(var, None)
     del label, unroll_list, kind  # (recorded names and hints: one compiled loop either way)
 
 

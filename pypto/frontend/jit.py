@@ -223,7 +223,7 @@ class JitFunction:
             result = self.fn(**call_args)
             outs = _returned(result, self.fn.__name__)
             body = tr.blocks[0].stmts
-            written = [h for h in handles if h._var is not _param_var(params, h)]
+            written = [h for h in handles if h._var is not _param_var(params, h) or h._written]
             inplace = [h for h in written if not h._detached and not any(h is o for o in outs)]
             copied = [h for h in written if h._detached and not any(h is o for o in outs)]
             values = [t._value() for t in outs] + [h._value() for h in copied] + [h._value() for h in inplace]

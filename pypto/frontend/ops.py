@@ -10,12 +10,13 @@ from typing import Any
 
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode
-from pypto.ir.expr import ConstFloat, ConstInt, Expr, MakeTuple
+from pypto.ir.expr import Add, ConstFloat, ConstInt, Expr, MakeTuple, Min, Mul, Sub
+from pypto.ir.op import create_op_call
 from pypto.ops.registry import tensor_ops as T
 from pypto.ops.traits import ShapeClass
 
 from .control import check_vec_tile
-from .symbolic import SymbolicScalar, as_expr, simplify
+from .symbolic import SymbolicScalar, as_expr, build, simplify
 from .tensor import Tensor, dims_expr, to_dtype
 from .trace import FrontendError, current, user_span
 
@@ -59,11 +60,12 @@ def _scalar(v: Any, dtype: DataType) -> Expr:
 def create_tensor(dims: Any, dtype: DataType, into: Tensor | None = None) -> Tensor:
     tr = current("pypto.tensor")
     v = tr.call(T.create, [_tuple(dims)], {"dtype": dtype}, hint=into._hint if into is not None else "t")
-    if into is None:
-        return Tensor._wrap(v)
-    into._var, into._depth, into._spec = v, tr.depth, None
-    tr.handles.append(into)
-    return into
+    t = Tensor._wrap(v) if into is None else into
+    if into is not None:
+        into._var, into._depth, into._spec = v, tr.depth, None
+        tr.handles.append(into)
+    t._storage = True
+    return t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,8 +268,38 @@ def assemble(src: Any, offsets: Any = None, dst: Tensor | None = None, parallel:
     if not isinstance(dst, Tensor):
         raise FrontendError("pypto.assemble(src, offsets, dst): dst must be a pypto.Tensor", user_span())
     tr = current("pypto.assemble")
-    v = tr.call(T.assemble, [dst._value(), _val(src, "pypto.assemble"), _tuple(offsets)], hint=dst._hint)
+    sv = _val(src, "pypto.assemble")
+    if _writes_in_place(dst, tr):
+        _write_region(tr, dst, sv, offsets)
+        return
+    v = tr.call(T.assemble, [dst._value(), sv, _tuple(offsets)], hint=dst._hint)
     dst._set(v, tr.depth)
+
+
+def _writes_in_place(dst: Tensor, tr) -> bool:
+    """A write into a tensor with storage (a parameter or a pypto.tensor) from inside a loop that
+    tensor was made outside of: it goes straight into a region of the tensor (a view), so each
+    iteration's task writes only its region and iterations run in parallel (the runtime orders
+    tasks by the regions they touch); the tensor's value is not carried through the loop."""
+    return (dst._param or dst._storage) and not dst._detached and dst._depth < tr.depth
+
+
+def _write_region(tr, dst: Tensor, src, offsets: Any) -> None:
+    span = user_span()
+    shape = list(src.type.shape)
+    if len(shape) != len(dst._value().type.shape):
+        raise FrontendError(f"assemble: a rank-{len(shape)} value into a rank-{len(dst.shape)} tensor", span)
+    dims = list(dst._value().type.shape)
+    offs = [as_index(o) for o in offsets]
+    args = [dst._value(), MakeTuple(tuple(shape)), MakeTuple(tuple(offs))]
+    if not all(within(tr, o, n, d) for o, n, d in zip(offs, shape, dims)):
+        # a tail may reach past the end: the region is clipped to the tensor (the valid shape)
+        args.append(MakeTuple(tuple(n if within(tr, o, n, d) else build(Min, n, build(Sub, d, o))
+                                    for o, n, d in zip(offs, shape, dims))))
+    view = create_op_call(T.view, args, {}, span=span)
+    region = tr.let_early(f"{dst._hint}_part", view, span)
+    tr.call(T.assemble, [region, src, _tuple([0] * len(shape))], hint=f"{dst._hint}_part", span=span)
+    dst._written = True
 
 
 def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -397,6 +429,26 @@ def write_scalar(t: Tensor, indices: list[Any], value: Any) -> None:
     v = tr.call(T.write, [t._value(), _tuple(indices), _scalar(value, t.dtype) if not isinstance(value, SymbolicScalar)
                           else value.expr], hint=t._hint)
     t._set(v, tr.depth)
+
+
+def within(tr, off: Expr, size: Expr, dim: Expr) -> bool:
+    """Is [off, off + size) inside [0, dim) for every value of the open loops' indices? (Each index
+    at its largest, stop - 1, for a positive coefficient, at its start for a negative one.)"""
+    from .symbolic import _lin
+
+    lin = _lin(off)
+    if lin is None:
+        return False
+    terms, const = lin
+    hi: Expr = ConstInt(const)
+    for v, k in terms.items():
+        rng = tr.loop_ranges.get(v)
+        if rng is None or _lin(rng[0]) is None or (_lin(rng[0])[0] or _lin(rng[0])[1] < 0):
+            return False  # not a loop index with a known non-negative start
+        at = build(Sub, rng[1], 1) if k > 0 else rng[0]
+        hi = build(Add, hi, build(Mul, at, k))
+    slack = _lin(build(Sub, build(Add, hi, size), dim))
+    return slack is not None and not slack[0] and slack[1] <= 0
 
 
 def as_index(v: Any) -> Expr:

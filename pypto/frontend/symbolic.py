@@ -113,6 +113,8 @@ def as_expr(v: Any) -> Expr:
     """The IR expression of an int, a bool or a SymbolicScalar."""
     if isinstance(v, SymbolicScalar):
         return v.expr
+    if isinstance(v, Expr):
+        return v
     if isinstance(v, bool):
         return ConstBool(v)
     if isinstance(v, int):

@@ -90,7 +90,8 @@ class Tensor:
     """A tensor of the tensor-level frontend (see the module docstring)."""
 
     # handles of a trace: `_var` the current IR value, `_depth` the loop depth that made it
-    __slots__ = ("_spec", "_var", "_depth", "_hint", "_escaped", "_param", "_detached", "__weakref__")
+    __slots__ = ("_spec", "_var", "_depth", "_hint", "_escaped", "_param", "_detached", "_storage", "_written",
+                 "__weakref__")
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,  # noqa: A002
                  data_ptr: Any = None, device: Any = None, ori_shape: Any = None):
@@ -100,6 +101,8 @@ class Tensor:
         self._spec = spec
         self._var = None
         self._param = False
+        self._storage = False
+        self._written = False
         self._detached = False
         self._escaped = None
         self._hint = name or "t"
@@ -128,6 +131,8 @@ class Tensor:
         t = object.__new__(cls)
         t._spec = None
         t._param = False
+        t._storage = False
+        t._written = False
         t._detached = False
         t._escaped = None
         t._hint = hint

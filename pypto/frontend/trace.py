@@ -74,6 +74,7 @@ class Tracer:
         self.loop_count = 0
         self.loop_names: set[str] = set()
         self.loop_vars: list[str] = []
+        self.loop_ranges: dict[Var, tuple[Expr, Expr]] = {}  # loop index -> (start, stop) of open loops
 
     # --- names and statements
     def fresh(self, hint: str) -> str:
@@ -92,6 +93,21 @@ class Tracer:
     def let(self, hint: str, value: Expr, span: Span) -> Var:
         v = Var(self.fresh(hint), value.type, span=span)
         self.emit(AssignStmt(v, value, span=span))
+        return v
+
+    def let_early(self, hint: str, value: Expr, span: Span) -> Var:
+        """`hint = value`, placed in the current block right after the last statement defining a
+        variable it reads (so ops between there and here can share a kernel with what follows)."""
+        from pypto.ir.variables import defined_vars, expr_vars
+
+        needs = expr_vars(value)
+        stmts = self.blocks[-1].stmts
+        at = 0
+        for k, st in enumerate(stmts):
+            if needs & set(defined_vars(st)):
+                at = k + 1
+        v = Var(self.fresh(hint), value.type, span=span)
+        stmts.insert(at, AssignStmt(v, value, span=span))
         return v
 
     def let_scalar(self, hint: str, value: Expr) -> Var:

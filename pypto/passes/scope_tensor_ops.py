@@ -101,10 +101,11 @@ def _scope_function(fn: Function, budget: int) -> Function:
 
 
 def _row_local(s: Stmt) -> bool:
-    from .tiling import row_local
+    from .tiling import overwrites_whole, row_local
 
     v = s.value if isinstance(s, AssignStmt) else None
-    return not isinstance(v, Call) or row_local(v.op) or v.op is tensor_ops.matmul or v.op is tensor_ops.dim
+    return (not isinstance(v, Call) or row_local(v.op) or v.op is tensor_ops.matmul or v.op is tensor_ops.dim
+            or overwrites_whole(v))
 
 
 def _needs_row_tiling(run: list[Stmt], budget: int) -> bool:

@@ -318,6 +318,19 @@ def row_local(op) -> bool:
     return isinstance(op, OpDef) and op.level is Level.TENSOR and op.traits.row_local
 
 
+def overwrites_whole(c: Expr) -> bool:
+    """`assemble(target, src, zeros)` with src shaped like target: every row of the target is the
+    same row of src, so the write is row-local (a row-tiled kernel stores each block into it)."""
+    if not (isinstance(c, Call) and c.op is tensor_ops.assemble):
+        return False
+    tgt, src, offs = c.args
+    if not (isinstance(tgt.type, TensorType) and isinstance(src.type, TensorType)):
+        return False
+    if tgt.type.rank != src.type.rank or not all(dim_eq(a, b) is True for a, b in zip(tgt.type.shape, src.type.shape)):
+        return False
+    return isinstance(offs, MakeTuple) and all(isinstance(o, ConstInt) and o.value == 0 for o in offs.elements)
+
+
 @dataclass(frozen=True)
 class TilePlan:
     """How a row-local kernel is tiled: R rows in blocks of `rb`."""
@@ -371,7 +384,7 @@ def plan_tiling(fn: Function, capacity: int, caps: dict[MemorySpace, int] | None
                 matmuls.append(v)
                 values.append(s.var)
                 continue
-            if not row_local(v.op) or not isinstance(s.var.type, TensorType):
+            if not (row_local(v.op) or overwrites_whole(v)) or not isinstance(s.var.type, TensorType):
                 return None
             values.append(s.var)
             if v.op.shape_class is ShapeClass.ROW_REDUCE:
@@ -504,5 +517,5 @@ def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var
     return outer, outs
 
 
-__all__ = ["DYNAMIC_HINT", "SPECIAL", "expand_form", "row_local", "TilePlan", "TileVal", "Window", "add_index", "build_tiled_body", "lower",
+__all__ = ["DYNAMIC_HINT", "SPECIAL", "expand_form", "overwrites_whole", "row_local", "TilePlan", "TileVal", "Window", "add_index", "build_tiled_body", "lower",
            "plan_tiling", "zeros"]
