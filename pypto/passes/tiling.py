@@ -491,8 +491,11 @@ def build_tiled_body(conv, fn: Function, plan: TilePlan) -> tuple[list, list[Var
             continue
         cols = p.type.shape[1]
         slot: list = []
-        inner.append(slot)
-        if p in plan.whole:  # a matmul weight: loaded whole in every block
+        if p in plan.whole or (p.type.rank == 2 and _is_one(p.type.shape[0])):
+            outer.append(slot)  # the same in every block (a weight, a [1, N] row): loaded once, before the loop
+        else:
+            inner.append(slot)
+        if p in plan.whole:  # a matmul weight: loaded whole, used by every block
             conv.bind(p, Window(p, p, (zero, zero), p.type.shape, None, slot))
         elif p.type.rank == 2 and _is_one(p.type.shape[0]):
             conv.bind(p, Window(p, p, (zero, zero), (ConstInt(1), cols), None, slot))

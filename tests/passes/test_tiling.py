@@ -120,10 +120,10 @@ def test_dynamic_rows_reductions_and_a_column_operand(verified):
                           total_out: pl.Out[pl.Tensor[[M, 1], pl.FP32]], w_out: pl.Out[pl.Tensor[[M, 128], pl.FP32]],
                           ) -> tuple[pl.Tensor[[M, 1], pl.FP32], pl.Tensor[[M, 128], pl.FP32]]:
             rows = pl.tensor.dim(x, 0)
+            c_tile = pl.load(c, [0, 0], [1, 128])  # the [1, N] operand: the same for every block, loaded once
             for r0, (total_acc, w_acc) in pl.range(0, rows, 16, init_values=(total_out, w_out)):
                 valid_rows = pl.min(16, rows - r0)
                 x_tile = pl.load(x, [r0, 0], [16, 128], [valid_rows, 128])
-                c_tile = pl.load(c, [0, 0], [1, 128])  # the [1, N] operand: whole, in every block
                 y = pl.mul(x_tile, s)
                 mx_tmp = pl.create_tile([16, 128], dtype=pl.FP32)
                 mx = pl.row_max(y, mx_tmp)
