@@ -15,6 +15,7 @@ from pypto.errors import InvalidValue
 from pypto.ir.enums import ForKind
 
 from .symbolic import SymbolicScalar, as_expr, simplify
+from .tensor import Tensor
 from .trace import FrontendError, active, current, user_span
 
 _GLOBAL_TILES: dict[str, Any] = {"vec": None, "cube": None}
@@ -45,12 +46,14 @@ def _loop(start, stop, step, name, idx_name, unroll_list, parallel) -> Iterator[
     tr.loop_vars.append(idx_name or var.name)
     kind = ForKind.Parallel if parallel and hasattr(ForKind, "Parallel") else ForKind.Sequential
     tr.loop_ranges[var] = (as_expr(simplify(start)), as_expr(simplify(stop)))
+    tr.loop_steps[var] = as_expr(simplify(step))
     try:
         with tr.loop_body(var, as_expr(simplify(start)), as_expr(simplify(stop)), as_expr(simplify(step)), span):
             yield SymbolicScalar(var)
     finally:
         tr.loop_vars.pop()
         tr.loop_ranges.pop(var, None)
+        tr.loop_steps.pop(var, None)
     del label, unroll_list, kind  # (recorded names and hints: one compiled loop either way)
 
 
@@ -72,23 +75,110 @@ def loop_unroll(start: Any, stop: Any, step: Any = 1, *, unroll_list: Any = None
         lo = hi
 
 
+def _loop_of(idx: Any, what: str) -> tuple[Any, Any]:
+    tr = current(what)
+    v = getattr(idx, "expr", None)
+    if v not in tr.loop_ranges:
+        raise FrontendError(f"{what} takes the index of an enclosing pypto.loop", user_span())
+    return tr.loop_ranges[v], tr.loop_steps[v]
+
+
 def is_loop_begin(idx: SymbolicScalar) -> SymbolicScalar:
-    raise FrontendError("pypto.is_loop_begin: run-time branches (pypto.cond) are not supported yet", user_span())
+    """True on the first iteration of the pypto.loop whose index is `idx` (a run-time condition)."""
+    (start, _), _ = _loop_of(idx, "pypto.is_loop_begin")
+    return idx == SymbolicScalar(start)
 
 
 def is_loop_end(idx: SymbolicScalar) -> SymbolicScalar:
-    raise FrontendError("pypto.is_loop_end: run-time branches (pypto.cond) are not supported yet", user_span())
+    """True on the last iteration of the pypto.loop whose index is `idx`."""
+    (_, stop), step = _loop_of(idx, "pypto.is_loop_end")
+    return idx + SymbolicScalar(step) >= SymbolicScalar(stop)
 
 
-def cond(expr: Any) -> bool:
-    """A branch condition: a compile-time value decides while tracing; a run-time one is refused
-    (not supported yet)."""
-    v = simplify(expr)
-    if isinstance(v, SymbolicScalar):
-        raise FrontendError("pypto.cond on a run-time value: run-time branches are not supported yet", user_span(),
-                            hint="branch on values known while tracing, or compute both sides and choose with "
-                                 "pypto.maximum / masks")
-    return bool(v)
+def cond(expr: Any) -> Any:
+    """A branch condition (`if pypto.cond(x):`): a value known while tracing decides at once; a
+    run-time one makes the `if` a run-time branch of the kernel."""
+    return simplify(expr)
+
+
+class _Branch:
+    """One `if` of a traced kernel (autograph.py rewrites `if` statements into its calls)."""
+
+    def __init__(self, test: Any):
+        if isinstance(test, SymbolicScalar) and test.is_concrete():
+            test = test.concrete()
+        self.static = not isinstance(test, SymbolicScalar)
+        self.value = bool(test) if self.static else None  # (a Tensor here raises its own clear error)
+        self.test = test
+        self.saved: dict[str, dict[str, Any]] = {"then": {}, "else": {}}
+        self.tr = None if self.static else current("a run-time if")
+        self.span = user_span()
+        self.before = self.then_side = self.else_side = None
+        self.depth0 = self.tr.depth if self.tr is not None else 0
+
+    def __enter__(self) -> _Branch:
+        return self
+
+    def then(self) -> bool:
+        if self.static:
+            return self.value
+        self.before = self.tr.branch_open()
+        return True
+
+    def orelse(self) -> bool:
+        if self.static:
+            return not self.value
+        self.then_side = self.tr.branch_close(self.before)
+        self.tr.branch_open()
+        return True
+
+    def save(self, side: str, env: dict[str, Any], names: tuple[str, ...]) -> None:
+        self.saved[side] = {n: env[n] for n in names if n in env}
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self.static:
+            return False
+        if exc_type is not None:  # the trace fails: close the side left open
+            while self.tr.depth > self.depth0:
+                self.tr.blocks.pop()
+            return False
+        self.else_side = self.tr.branch_close(self.before)
+        self.merged_handles: dict[str, Any] = {}
+        extra = []
+        for name in self.saved["then"]:
+            a, b = self.saved["then"][name], self.saved["else"].get(name, _MISSING)
+            if b is _MISSING:
+                continue
+            if isinstance(a, Tensor) and isinstance(b, Tensor):
+                if a is b:
+                    continue
+                m = Tensor._wrap(a._value(), a._hint)
+                extra.append((m, a._value(), b._value()))
+                self.merged_handles[name] = m
+            elif a is not b and not (type(a) is type(b) and _same(a, b)):
+                raise FrontendError(f"`{name}` is assigned different values on the two sides of a run-time if; only "
+                                    "tensors can differ between them", self.span)
+        self.tr.emit_if(self.test.expr, self.then_side, self.else_side, self.before, extra, self.span)
+        return False
+
+    def merged(self, names: tuple[str, ...]) -> tuple[Any, ...]:
+        out = []
+        for n in names:
+            if self.static:
+                out.append(self.saved["then" if self.value else "else"][n])
+            else:
+                out.append(self.merged_handles.get(n, self.saved["then"][n]))
+        return tuple(out)
+
+
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class JitFunction:
         self._sig = inspect.signature(fn)
         self._specs: dict[str, TensorSpec] | None = None
         self._programs: dict[Any, Any] = {}
+        self._rewritten: Any = None
         self._memo: dict[tuple, tuple] = {}  # argument kinds (_memo_key) -> (program, tensor positions)
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
@@ -110,6 +111,15 @@ class JitFunction:
                     specs[name] = ann
             self._specs = specs
         return self._specs
+
+    def _traced_fn(self) -> Any:
+        """The function with its `if` statements able to branch at run time (autograph.py)."""
+        if self._rewritten is None:
+            from .autograph import rewrite_ifs
+            from .control import _Branch
+
+            self._rewritten = rewrite_ifs(self.fn, _Branch)
+        return self._rewritten
 
     # --- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -220,7 +230,7 @@ class JitFunction:
                 h._param = True
                 handles.append(h)
                 call_args[name] = h
-            result = self.fn(**call_args)
+            result = self._traced_fn()(**call_args)
             outs = _returned(result, self.fn.__name__)
             body = tr.blocks[0].stmts
             written = [h for h in handles if h._var is not _param_var(params, h) or h._written]

@@ -75,6 +75,7 @@ class Tracer:
         self.loop_names: set[str] = set()
         self.loop_vars: list[str] = []
         self.loop_ranges: dict[Var, tuple[Expr, Expr]] = {}  # loop index -> (start, stop) of open loops
+        self.loop_steps: dict[Var, Expr] = {}
 
     # --- names and statements
     def fresh(self, hint: str) -> str:
@@ -164,6 +165,48 @@ class Tracer:
         for h in self.handles:  # values made inside the loop are not visible after it
             if h._depth > self.depth and id(h) not in {id(c) for c in changed}:
                 h._escaped = span
+
+    # --- run-time branches (control.py: _Branch)
+    def branch_open(self) -> dict[int, tuple[Any, Var]]:
+        """Start recording one side of an `if`: the handles' values before it."""
+        before = {id(h): (h, h._var) for h in self.handles}
+        self.blocks.append(_Block(self.depth + 1))
+        return before
+
+    def branch_close(self, before: dict[int, tuple[Any, Var]]) -> tuple[list[Stmt], dict[int, Var]]:
+        """End one side: its statements and the values it gave the handles; the handles go back
+        to their values before the `if` (the other side starts from there)."""
+        block = self.blocks.pop()
+        after = {k: h._var for k, (h, _) in before.items()}
+        for h, v0 in before.values():
+            if h._var is not v0:
+                h._set(v0, self.depth)
+        return block.stmts, after
+
+    def emit_if(self, cond: Expr, then: tuple[list[Stmt], dict[int, Var]], other: tuple[list[Stmt], dict[int, Var]],
+                before: dict[int, tuple[Any, Var]], extra: list[tuple[Any, Var, Var]], span: Span) -> list[Var]:
+        """The `if` statement: handles either side changed, and `extra` (name-merged values: a handle
+        to rebind, the then value, the else value), become its results."""
+        from pypto.ir.stmt import IfStmt
+
+        phis = [(h, then[1][k], other[1][k]) for k, (h, v0) in before.items()
+                if then[1][k] is not v0 or other[1][k] is not v0] + list(extra)
+        for h, a, b in phis:
+            if a.type != b.type:
+                raise FrontendError(f"the two sides of a run-time if give `{h._hint}` different types ({a.type} and "
+                                    f"{b.type})", span)
+        rets = [Var(self.fresh(h._hint), a.type, span=span) for h, a, _ in phis]
+        then_stmts = then[0] + ([YieldStmt(tuple(a for _, a, _ in phis), span=span)] if phis else [])
+        else_stmts = other[0] + ([YieldStmt(tuple(b for _, _, b in phis), span=span)] if phis else [])
+        self.emit(IfStmt(cond, seq(then_stmts, span=span), seq(else_stmts, span=span) if else_stmts else None,
+                         tuple(rets), span=span))
+        known = {id(h) for h, _ in before.values()}
+        for h, r in zip([p[0] for p in phis], rets):
+            h._set(r, self.depth)
+        for h in self.handles:  # values made inside a side are not visible after the if
+            if id(h) not in known and h._depth > self.depth and all(h is not p[0] for p in phis):
+                h._escaped = span
+        return rets
 
     def scalar_var(self, name: str) -> Var:
         from pypto.ir.dtype import DataType

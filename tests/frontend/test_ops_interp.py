@@ -238,3 +238,71 @@ def test_nested_loops_and_scalar_reads():
     k(x, lens, out)
     for b in range(3):
         np.testing.assert_allclose(out[b * 32:b * 32 + lens[b]], x[b * 32:b * 32 + lens[b]] + 1, rtol=0, atol=1e-6)
+
+
+def test_run_time_branches():
+    """`if` on a run-time value (pypto.cond, is_loop_begin / is_loop_end, comparisons of the loop
+    index) records both sides; tensors written on either side, and names assigned on both, carry on."""
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(x: pypto.Tensor((64, 64), pypto.DT_FP32), out: pypto.Tensor((64, 64), pypto.DT_FP32),
+          last: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        acc = pypto.tensor((16, 64), pypto.DT_FP32)
+        for i in pypto.loop(0, 4, name="blocks", idx_name="i"):
+            v = x[i * 16:(i + 1) * 16, :]
+            if pypto.cond(pypto.is_loop_begin(i)):
+                acc[:] = v * 1.0
+            else:
+                acc[:] = acc + v
+            if i > 1:
+                out[i * 16:(i + 1) * 16, :] = acc * 2.0
+            elif i == 1:
+                out[i * 16:(i + 1) * 16, :] = pypto.exp(v)
+            else:
+                out[i * 16:(i + 1) * 16, :] = v
+            if pypto.cond(pypto.is_loop_end(i)):
+                y = acc * 0.5
+            else:
+                y = acc * 0.25
+            last[:, :] = y
+
+    out, last = np.zeros_like(x), np.zeros((16, 64), np.float32)
+    k(x, out, last)
+    b = [x[i * 16:(i + 1) * 16].astype(np.float64) for i in range(4)]
+    np.testing.assert_allclose(out, np.concatenate([b[0], np.exp(b[1]), (b[0] + b[1] + b[2]) * 2,
+                                                    (b[0] + b[1] + b[2] + b[3]) * 2]), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(last, sum(b) * 0.5, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_if_on_a_python_value_runs_one_side(flag):
+    x = np.random.default_rng(1).standard_normal((16, 64)).astype(np.float32)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(x: pypto.Tensor((16, 64), pypto.DT_FP32), use_exp: bool):
+        if use_exp:
+            r = pypto.exp(x)
+        else:
+            r = -x
+        return r
+
+    np.testing.assert_allclose(k(x, flag), np.exp(x) if flag else -x, rtol=1e-6)
+    from pypto import ir
+
+    assert "if " not in ir.python_print(k.lower(x, flag))  # decided while tracing
+
+
+def test_a_run_time_if_cannot_give_a_python_value_two_meanings():
+    x = np.zeros((16, 64), np.float32)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(x: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32)):
+        if x.shape[0] > 8:
+            scale = 2.0
+        else:
+            scale = 3.0
+        return x * scale
+
+    with pytest.raises(pypto.Error, match="`scale` is assigned different values"):
+        k(x)
