@@ -21,7 +21,8 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.ops": {"pypto.ir", "pypto.ops"},
     "pypto.language": {"pypto.ir", "pypto.ops", "pypto.language"},
     # the tensor-level frontend: traces into pl programs, compiles them (ir.compile), runs them (RunConfig)
-    "pypto.frontend": {"pypto.ir", "pypto.ops", "pypto.language", "pypto.frontend", "pypto.runtime"} | BASE,
+    "pypto.frontend": {"pypto.ir", "pypto.ops", "pypto.language", "pypto.frontend", "pypto.runtime",
+                       "pypto.passes", "pypto.compile"} | BASE,
     "pypto.target": {"pypto.ir.dtype", "pypto.ir.enums"} | BASE,  # machine descriptions: pure data
     "pypto.pto": {"pypto.pto"},
     "pypto.runtime": {"pypto.runtime"} | BASE,

@@ -8,6 +8,7 @@ import enum
 from pypto.ir.dtype import DataType
 
 from . import control, ops
+from .graphs import CompStage
 from .jit import dynamic, function, jit
 from .symbolic import SymbolicScalar, ceildiv, sym_max, sym_min
 from .tensor import _DTYPES, DYN, DYNAMIC, STATIC, Tensor
@@ -23,7 +24,7 @@ class RunMode(enum.IntEnum):
 NAMES: dict[str, object] = {
     "jit": jit, "function": function, "dynamic": dynamic, "Tensor": Tensor, "tensor": Tensor,
     "DYNAMIC": DYNAMIC, "DYN": DYN, "STATIC": STATIC, "SymbolicScalar": SymbolicScalar,
-    "symbolic_scalar": SymbolicScalar, "ceildiv": ceildiv, "min": sym_min, "max": sym_max, "RunMode": RunMode,
+    "symbolic_scalar": SymbolicScalar, "ceildiv": ceildiv, "min": sym_min, "max": sym_max, "RunMode": RunMode, "CompStage": CompStage,
     "DT_FP64": DataType.FP64 if hasattr(DataType, "FP64") else None,
 }
 NAMES.update(_DTYPES)

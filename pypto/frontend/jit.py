@@ -19,6 +19,7 @@ import inspect
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -135,6 +136,10 @@ class JitFunction:
             raise JitArgumentError(f"{self.fn.__name__}(): {e}") from None
         bound.apply_defaults()
         key, consts = self._key(bound)
+        stage = int(self.options["host_options"].get("compile_stage", 0))
+        if stage not in (0, 5):  # stop after an earlier stage: its graphs are written, nothing runs
+            self._stop_at(stage, key, consts)
+            return None
         program = self._program(key, consts)
         if not kwargs and len(args) == len(bound.arguments) and memo is not None:
             names = list(bound.arguments)
@@ -252,7 +257,53 @@ class JitFunction:
         program = self.trace(key, consts)
         interp_only = self.options["runtime_options"].get("platform") == "interp"  # no native build
         compiled = ir.compile(program, skip_ptoas=interp_only)
+        debug = self.options["debug_options"]
+        if debug.get("compile_debug_mode") or debug.get("dump_graph"):  # the four graph levels beside the build
+            from . import graphs
+
+            _dump_beside(compiled, graphs.levels(program, compiled.program))
         return _Runner(compiled, self._n_returned, self._copy_back, _run_config(self.options["runtime_options"]))
+
+    def _stop_at(self, stage: int, key: tuple, consts: dict[str, Any]) -> None:
+        from pypto import ir
+        from pypto.config import config
+
+        from . import graphs
+
+        traced = self.trace(key, consts)
+        levels: dict[str, Any] = {"tensor": traced}
+        if stage >= graphs.CompStage.TILE_GRAPH:
+            levels["tile"] = graphs.tile_graph(traced)
+        if stage >= graphs.CompStage.EXECUTE_GRAPH:
+            compiled = ir.compile(traced, skip_ptoas=True)
+            levels = graphs.levels(traced, compiled.program)
+        out = Path(config.output_root) / f"{self.fn.__name__}_stage{stage}"
+        paths = graphs.dump(levels, out)
+        print(f"pypto: {self.fn.__name__}: compile_stage {graphs.CompStage(stage).name}: graphs in {out} "
+              f"({len(paths)} files); nothing was run", file=sys.stderr)
+
+    def graphs(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The tensor, tile, block and execution graphs of the kernel for these arguments (compiling it
+        if needed): level name -> `pl` program (see pypto/frontend/graphs.py)."""
+        from . import graphs
+
+        bound = self._sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key, consts = self._key(bound)
+        runner = self._program(key, consts)
+        return graphs.levels(self.trace(key, consts), runner.compiled.program)
+
+    def dump_graphs(self, *args: Any, out_dir: str | Path | None = None, **kwargs: Any) -> list[Path]:
+        """Write the four graph levels (`<level>_graph.py` and `.json`) for these arguments into
+        `out_dir` (default: the compiled program's output directory, `graphs/`); their paths."""
+        from . import graphs
+
+        levels = self.graphs(*args, **kwargs)
+        if out_dir is None:
+            bound = self._sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return _dump_beside(self._program(*self._key(bound)).compiled, levels)
+        return graphs.dump(levels, out_dir)
 
     @property
     def compiled_programs(self) -> list[Any]:
@@ -265,6 +316,20 @@ class JitFunction:
         bound.apply_defaults()
         key, consts = self._key(bound)
         return self.trace(key, consts)
+
+
+def _dump_beside(compiled: Any, levels: dict[str, Any]) -> list[Path]:
+    """Write the graph levels into the compiled program's output directory (`graphs/`), recorded
+    as the compile's own files."""
+    from pypto.compile.output import record
+
+    from . import graphs
+
+    out = Path(compiled.output_dir)
+    paths = graphs.dump(levels, out / "graphs")
+    for p in paths:
+        record(out, p)
+    return paths
 
 
 def _memo_key(args: tuple) -> tuple | None:
