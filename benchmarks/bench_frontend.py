@@ -1,7 +1,8 @@
 """The tensor-level frontend (`@pypto.frontend.jit`) against the hand-written `pl` kernels of the
 other benchmarks and PyTorch, in the same run: LayerNorm and RMSNorm over 8192 x 4096 fp32 rows and
-a row softmax over 4096 x 4096, each written the way an algorithm developer would (a `pypto.loop`
-over blocks of rows, whole-tensor ops inside), and the warm call overhead of a 64 x 64 softmax
+a row softmax over 4096 x 4096, a SwiGLU feed-forward and multi-head attention, each written the
+way an algorithm developer would (a `pypto.loop` over blocks of rows, whole-tensor ops inside;
+tests/programs/tensor_blocks.py), and the warm call overhead of a 64 x 64 softmax
 (jit kernel, the same kernel compiled from `pl`, torch eager).
 
     python benchmarks/bench_frontend.py [--repeats N] [--threads T] [--no-compile] [--no-cpu-time] [--rows R]
@@ -12,8 +13,12 @@ bench_rmsnorm, bench_softmax). The goal of issue 9 is tensor-level within 1.25x 
 
 from __future__ import annotations
 
+import math
+import sys
 import time
+from pathlib import Path
 
+import bench_flash_attention
 import bench_layernorm
 import bench_rmsnorm
 import bench_softmax
@@ -22,34 +27,10 @@ import numpy as np
 
 import pypto
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.programs import tensor_blocks as blocks  # noqa: E402  (the tensor-level programs, shared with the tests)
+
 BLOCK = 64  # rows per loop iteration (one task each) of the tensor-level kernels
-
-
-def _norm_kernels(n: int, c: int, eps_ln: float, eps_rms: float):
-    @pypto.frontend.jit
-    def layer_norm(x: pypto.Tensor((n, c), pypto.DT_FP32), gamma: pypto.Tensor((1, c), pypto.DT_FP32),
-                   beta: pypto.Tensor((1, c), pypto.DT_FP32), y: pypto.Tensor((n, c), pypto.DT_FP32)):
-        for i in pypto.loop(0, n // BLOCK, name="rows", idx_name="i"):
-            rows = x[i * BLOCK:(i + 1) * BLOCK, :]
-            y[i * BLOCK:(i + 1) * BLOCK, :] = pypto.layer_norm(rows, gamma, beta, epsilon=eps_ln)
-
-    @pypto.frontend.jit
-    def rms_norm(x: pypto.Tensor((n, c), pypto.DT_FP32), gamma: pypto.Tensor((1, c), pypto.DT_FP32),
-                 y: pypto.Tensor((n, c), pypto.DT_FP32)):
-        for i in pypto.loop(0, n // BLOCK, name="rows", idx_name="i"):
-            rows = x[i * BLOCK:(i + 1) * BLOCK, :]
-            y[i * BLOCK:(i + 1) * BLOCK, :] = pypto.rms_norm(rows, gamma, epsilon=eps_rms)
-
-    return layer_norm, rms_norm
-
-
-def _softmax_kernel(n: int, c: int):
-    @pypto.frontend.jit
-    def softmax(x: pypto.Tensor((n, c), pypto.DT_FP32), y: pypto.Tensor((n, c), pypto.DT_FP32)):
-        for i in pypto.loop(0, n // BLOCK, name="rows", idx_name="i"):
-            y[i * BLOCK:(i + 1) * BLOCK, :] = pypto.softmax(x[i * BLOCK:(i + 1) * BLOCK, :], dim=-1)
-
-    return softmax
 
 
 def _bench_norms(env, opts) -> list[harness.BenchResult]:
@@ -57,7 +38,8 @@ def _bench_norms(env, opts) -> list[harness.BenchResult]:
     import torch.nn.functional as F
 
     n, c = bench_layernorm.N, bench_layernorm.C
-    ln, rms = _norm_kernels(n, c, bench_layernorm.EPS, bench_rmsnorm.EPS)
+    ln = blocks.layer_norm(n, c, BLOCK, bench_layernorm.EPS)
+    rms = blocks.rms_norm(n, c, BLOCK, bench_rmsnorm.EPS)
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((n, c), dtype=np.float32) * 2 + 0.5).astype(np.float32)
     gamma = (1 + 0.1 * rng.standard_normal((1, c))).astype(np.float32)
@@ -109,11 +91,20 @@ def _bench_norms(env, opts) -> list[harness.BenchResult]:
     return [res_ln, res_rms]
 
 
+def _softmax_kernel(n: int, c: int):
+    @pypto.frontend.jit
+    def softmax(x: pypto.Tensor((n, c), pypto.DT_FP32), y: pypto.Tensor((n, c), pypto.DT_FP32)):
+        for i in pypto.loop(0, n // BLOCK, name="rows", idx_name="i"):
+            y[i * BLOCK:(i + 1) * BLOCK, :] = pypto.softmax(x[i * BLOCK:(i + 1) * BLOCK, :], dim=-1)
+
+    return softmax
+
+
 def _bench_softmax(env, opts) -> list[harness.BenchResult]:
     import torch
 
     n = c = 4096
-    sm = _softmax_kernel(n, c)
+    sm = _softmax_kernel(n, c)  # (defined here: the row softmax of bench_softmax)
     x = np.random.default_rng(1).standard_normal((n, c), dtype=np.float32)
     y, y_pl = np.zeros_like(x), np.zeros_like(x)
     pl_sm = harness.compile_program(bench_softmax.make_program(n, c), "softmax")
@@ -130,6 +121,64 @@ def _bench_softmax(env, opts) -> list[harness.BenchResult]:
     res.goals = (harness.goal_ratio(res, "tensor-level softmax within 1.25x of the pl kernel", 0.8, prefix="pl kernel")
                  + harness.goal_ratio(res, "tensor-level softmax faster than the best torch variant", 1.0,
                                       prefix="torch"))
+    return [res]
+
+
+def _bench_swiglu(env, opts) -> list[harness.BenchResult]:
+    """SwiGLU feed-forward (no hand-written pl version exists in benchmarks/: the peers are torch)."""
+    import torch
+    import torch.nn.functional as F
+
+    t, h, f = 1024, 1024, 2048
+    ffn = blocks.swiglu_ffn(t, h, f, tb=64, fb=128)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((t, h), dtype=np.float32)
+    w1, w3 = ((rng.standard_normal((h, f)) / math.sqrt(h)).astype(np.float32) for _ in range(2))
+    w2 = (rng.standard_normal((f, h)) / math.sqrt(f)).astype(np.float32)
+    out = np.zeros((t, h), np.float32)
+    ffn(x, w1, w3, w2, out)
+    tx, t1, t3, t2 = (torch.from_numpy(a) for a in (x, w1, w3, w2))
+    ty = torch.zeros(t, h)
+    ta, tb = torch.zeros(t, f), torch.zeros(t, f)
+
+    def eager() -> None:
+        torch.matmul(tx, t1, out=ta)
+        torch.matmul(tx, t3, out=tb)
+        torch.matmul(F.silu(ta, inplace=True).mul_(tb), t2, out=ty)
+
+    eager()
+    harness.check_close("swiglu tensor-level vs torch", out, ty.numpy(), atol=1e-3, rtol=1e-3)
+    cands = {harness.OURS: lambda: ffn(x, w1, w3, w2, out), "torch eager (matmul out=, silu_)": eager}
+    if not opts.no_compile:
+        cands["torch.compile"] = harness.torch_compile(
+            lambda a, o: o.copy_((F.silu(a @ t1) * (a @ t3)) @ t2), (tx, ty), opts.compile_mode)
+    res = harness.measure(env, f"swiglu ffn {t}x{h}x{f} fp32, tensor level", "GFLOP/s", 6.0 * t * h * f, cands)
+    return [res]  # (no goal: the issue asks for the FFN to run beside its peers; its ratio is printed)
+
+
+def _bench_attention(env, opts) -> list[harness.BenchResult]:
+    import torch
+    import torch.nn.functional as F
+
+    hd, s, d = 8, 512, 64
+    att = blocks.attention(hd, s, d, qb=64)
+    pl_fa = harness.compile_program(bench_flash_attention.make_program(hd, s, d, 128, 128),
+                                    f"flash_attention_{hd}_{s}_{d}")
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((hd * s, d), dtype=np.float32) for _ in range(3))
+    o, o_pl = np.zeros_like(q), np.zeros_like(q)
+    att(q, k, v, o)
+    pl_fa(q, k, v, o_pl, config=env.run_cfg)
+    harness.check_close("attention tensor-level vs pl flash attention", o, o_pl, atol=2e-5, rtol=1e-4)
+    tq, tk, tv = (torch.from_numpy(a).view(1, hd, s, d) for a in (q, k, v))
+    cands = {harness.OURS: lambda: att(q, k, v, o), "pl kernel (flash attention)":
+             lambda: pl_fa(q, k, v, o_pl, config=env.run_cfg),
+             "torch SDPA": lambda: F.scaled_dot_product_attention(tq, tk, tv)}
+    res = harness.measure(env, f"attention H={hd} S={s} D={d} fp32, tensor level", "GFLOP/s", 4.0 * hd * s * s * d,
+                          cands)
+    res.goals = (harness.goal_ratio(res, "tensor-level attention within 1.25x of the pl kernel", 0.8,
+                                    prefix="pl kernel")
+                 + harness.goal_ratio(res, "tensor-level attention vs torch SDPA", 1.0, prefix="torch"))
     return [res]
 
 
@@ -169,7 +218,8 @@ def _bench_call_overhead(repeats: int) -> None:
 
 def run(opts) -> list[harness.BenchResult]:
     env = harness.setup(opts)
-    results = _bench_norms(env, opts) + _bench_softmax(env, opts)
+    results = (_bench_norms(env, opts) + _bench_softmax(env, opts) + _bench_swiglu(env, opts)
+               + _bench_attention(env, opts))
     _bench_call_overhead(opts.repeats)
     return results
 

@@ -1,0 +1,67 @@
+"""Model blocks written at the tensor level (`@pypto.frontend.jit`): LayerNorm, RMSNorm, a SwiGLU
+feed-forward and multi-head attention, each a loop over blocks of rows with whole-tensor ops inside.
+Used by tests/frontend/test_model_blocks.py and benchmarks/bench_frontend.py."""
+
+from __future__ import annotations
+
+import pypto
+
+
+def layer_norm(n: int, c: int, block: int, eps: float = 1e-5):
+    @pypto.frontend.jit
+    def layer_norm(x: pypto.Tensor((n, c), pypto.DT_FP32), gamma: pypto.Tensor((1, c), pypto.DT_FP32),
+                   beta: pypto.Tensor((1, c), pypto.DT_FP32), y: pypto.Tensor((n, c), pypto.DT_FP32)):
+        for i in pypto.loop(0, n // block, name="rows", idx_name="i"):
+            rows = x[i * block:(i + 1) * block, :]
+            y[i * block:(i + 1) * block, :] = pypto.layer_norm(rows, gamma, beta, epsilon=eps)
+
+    return layer_norm
+
+
+def rms_norm(n: int, c: int, block: int, eps: float = 1e-6):
+    @pypto.frontend.jit
+    def rms_norm(x: pypto.Tensor((n, c), pypto.DT_FP32), gamma: pypto.Tensor((1, c), pypto.DT_FP32),
+                 y: pypto.Tensor((n, c), pypto.DT_FP32)):
+        for i in pypto.loop(0, n // block, name="rows", idx_name="i"):
+            rows = x[i * block:(i + 1) * block, :]
+            y[i * block:(i + 1) * block, :] = pypto.rms_norm(rows, gamma, epsilon=eps)
+
+    return rms_norm
+
+
+def swiglu_ffn(t: int, h: int, f: int, tb: int = 64, fb: int = 128):
+    """out = (silu(x W1) * (x W3)) W2, token blocks of `tb` (one task each), the hidden dim in
+    pieces of `fb` (unrolled while tracing) so each weight slice fits the matrix unit's memory."""
+    @pypto.frontend.jit
+    def swiglu(x: pypto.Tensor((t, h), pypto.DT_FP32), w1: pypto.Tensor((h, f), pypto.DT_FP32),
+               w3: pypto.Tensor((h, f), pypto.DT_FP32), w2: pypto.Tensor((f, h), pypto.DT_FP32),
+               out: pypto.Tensor((t, h), pypto.DT_FP32)):
+        for i in pypto.loop(0, t // tb, name="tokens", idx_name="i"):
+            xt = x[i * tb:(i + 1) * tb, :]
+            acc = None
+            for j in range(f // fb):
+                a = pypto.matmul(xt, w1[:, j * fb:(j + 1) * fb])
+                b = pypto.matmul(xt, w3[:, j * fb:(j + 1) * fb])
+                part = pypto.matmul(a * pypto.sigmoid(a) * b, w2[j * fb:(j + 1) * fb, :])
+                acc = part if acc is None else acc + part
+            out[i * tb:(i + 1) * tb, :] = acc
+
+    return swiglu
+
+
+def attention(heads: int, s: int, d: int, qb: int = 64):
+    """softmax(Q K^T / sqrt(d)) V per head; Q, K, V, O are [heads * s, d] (heads stacked)."""
+    scale = 1.0 / d ** 0.5
+
+    @pypto.frontend.jit
+    def attention(q: pypto.Tensor((heads * s, d), pypto.DT_FP32), k: pypto.Tensor((heads * s, d), pypto.DT_FP32),
+                  v: pypto.Tensor((heads * s, d), pypto.DT_FP32), o: pypto.Tensor((heads * s, d), pypto.DT_FP32)):
+        for hd in pypto.loop(0, heads, name="heads", idx_name="hd"):
+            kh = k[hd * s:(hd + 1) * s, :]
+            vh = v[hd * s:(hd + 1) * s, :]
+            for i in pypto.loop(0, s // qb, name="queries", idx_name="i"):
+                rows = hd * s + i * qb
+                p = pypto.softmax(pypto.matmul(q[rows:rows + qb, :], kh, b_trans=True) * scale, dim=-1)
+                o[rows:rows + qb, :] = pypto.matmul(p, vh)
+
+    return attention
