@@ -34,6 +34,7 @@ for _name in ("loop", "loop_unroll", "cond", "is_loop_begin", "is_loop_end", "se
 for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "sqrt", "rsqrt", "reciprocal", "neg",
               "abs", "relu", "softplus", "clip", "cast", "amax", "amin", "sum", "mean", "full", "zeros", "ones",
               "view", "assemble", "reshape", "unsqueeze", "squeeze", "transpose", "clone", "concat", "matmul",
-              "sigmoid", "softmax", "rms_norm", "layer_norm"):
+              "sigmoid", "softmax", "rms_norm", "layer_norm", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10",
+              "log1p", "floor", "ceil", "trunc", "round"):
     NAMES[_name] = getattr(ops, _name)
 NAMES = {k: v for k, v in NAMES.items() if v is not None}

@@ -36,7 +36,8 @@ Tensor.__matmul__ = lambda self, other: ops.matmul(self, other)
 # method forms
 for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "sqrt", "rsqrt", "reciprocal",
               "relu", "abs", "neg", "sigmoid", "softmax", "amax", "amin", "sum", "mean", "matmul", "reshape",
-              "transpose", "unsqueeze", "squeeze", "view", "clone", "cast", "clip", "softplus"):
+              "transpose", "unsqueeze", "squeeze", "view", "clone", "cast", "clip", "softplus", "tanh", "sin", "cos",
+              "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "round"):
     setattr(Tensor, _name, getattr(ops, _name))
 Tensor.assemble = lambda self, offsets, dst: ops.assemble(self, offsets, dst)
 

@@ -154,6 +154,26 @@ def softplus(input: Tensor) -> Tensor:  # noqa: A002
     return _unary(T.softplus, input, "softplus")
 
 
+def _math(name: str, op_name: str | None = None):
+    def fn(input: Tensor) -> Tensor:  # noqa: A002
+        return _unary(getattr(T, op_name or name), input, name)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"pypto.{name}: elementwise, computed in fp32 (floating-point tensors)."
+    return fn
+
+
+tanh, sin, cos, exp2, expm1, log2, log10, log1p, floor, ceil, trunc = (
+    _math(n) for n in ("tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc"))
+
+
+def round(input: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001,A002
+    """Round half to even; `decimals` digits after the point (negative: before it)."""
+    if decimals == 0:
+        return _unary(T.rint, input, "round")
+    scale = 10.0 ** decimals
+    return div(_unary(T.rint, mul(input, scale), "round"), scale)
+
+
 def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A001,A002
     out = input
     if min is not None:

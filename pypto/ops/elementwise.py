@@ -264,6 +264,14 @@ unary("abs", lambda x: np.abs(nm.up(x)), "tabs", tensor=True, doc="|x|")
 unary("relu", lambda x: np.maximum(nm.up(x), 0).astype(nm.up(x).dtype), "trelu", tensor=True, doc="max(x, 0)")
 unary("softplus", nm.float_unary(lambda x: np.logaddexp(0, x)), "tsoftplus", tensor=True, float_only=True,
       doc="log(1 + e ** x)")
+# the math family of the tensor level (reference §1.4): computed element by element in fp32
+for _name, _fn, _doc in (("tanh", np.tanh, "hyperbolic tangent"), ("sin", np.sin, "sine"), ("cos", np.cos, "cosine"),
+                         ("exp2", np.exp2, "2 ** x"), ("expm1", np.expm1, "e ** x - 1"),
+                         ("log2", np.log2, "base-2 log"), ("log10", np.log10, "base-10 log"),
+                         ("log1p", np.log1p, "log(1 + x)"), ("floor", np.floor, "round down"),
+                         ("ceil", np.ceil, "round up"), ("trunc", np.trunc, "round toward zero"),
+                         ("rint", np.rint, "round half to even")):
+    unary(_name, nm.float_unary(_fn), f"t{_name}", tensor=True, float_only=True, doc=_doc)
 unary("not_", lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "tnot", int_only=True,
       doc="bitwise not")
 

@@ -62,6 +62,12 @@ UNARY = [
     ("layer_norm", pypto.layer_norm, lambda v: (v - v.mean(-1, keepdims=True))
      / np.sqrt(v.var(-1, keepdims=True) + 1e-5), "x"),
     ("neg_op", lambda t: -t, np.negative, "x"),
+    ("tanh", pypto.tanh, np.tanh, "x"), ("sin", pypto.sin, np.sin, "x"), ("cos", pypto.cos, np.cos, "x"),
+    ("exp2", pypto.exp2, np.exp2, "x"), ("expm1", pypto.expm1, np.expm1, "x"), ("log2", pypto.log2, np.log2, "pos"),
+    ("log10", pypto.log10, np.log10, "pos"), ("log1p", pypto.log1p, np.log1p, "pos"),
+    ("floor", pypto.floor, np.floor, "x"), ("ceil", pypto.ceil, np.ceil, "x"), ("trunc", pypto.trunc, np.trunc, "x"),
+    ("round", pypto.round, np.rint, "x"), ("round2", lambda t: pypto.round(t * 3.0, 2), lambda v: np.round(v * 3, 2),
+                                           "x"),
     ("max_scalar", lambda t: pypto.maximum(t, 0.25), lambda v: np.maximum(v, 0.25), "x"),
 ]
 

@@ -260,6 +260,8 @@ CASES += [
     Case("block.abs", ("a",)),
     Case("block.relu", ("a",)),
     Case("block.softplus", ("a",), tol=("ulp", 4)),
+    *[Case(f"block.{_n}", ("pos" if _n.startswith("log") else "a",), tol=("ulp", 2))
+      for _n in ("tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint")],
     Case("block.not_", ("a",)),
 ]
 for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
@@ -497,10 +499,12 @@ TCASES += [
 for _n in ("add", "sub", "mul", "div", "maximum", "minimum"):
     TCASES.append(_t(f"tensor.{_n}_scalar", f"pl.{_n}({{a}}, {{s}})", ("a", "s"), dynamic=True))
 TCASES.append(_t("tensor.mul_scalar", "pl.mul({a}, {sv})", ("a", "sv"), id="mul_scalar_arg", dynamic=True))
-for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softplus"):
-    _src = "pos" if _n in ("log", "sqrt", "rsqrt") else "a"
+for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softplus", "tanh", "sin", "cos", "exp2",
+           "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint"):
+    _src = "pos" if _n in ("log", "sqrt", "rsqrt") or _n.startswith("log") else "a"
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{{_src}}})", (_src,), dynamic=True,
-                     tol=("ulp", 4) if _n == "softplus" else ("ulp", 2) if _n in ("exp", "log") else "exact"))
+                     tol=("ulp", 4) if _n == "softplus" else "exact" if _n in ("sqrt", "rsqrt", "recip", "neg", "abs",
+                                                                                "relu") else ("ulp", 2)))
 for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{a}})", ("a",), dynamic=True, tol=SUM if _n == "row_sum" else "exact",
                      dyn_shape="[M, 1]"))
@@ -752,8 +756,10 @@ SHARDS = {
     "unary": ("abs", "neg", "relu", "lrelu", "prelu", "exp", "log", "recip", "rsqrt", "sqrt"),
     "compare": ("cmp", "cmps", "sel", "sels", "maximum", "minimum"),
     "bitwise": ("and_", "or_", "xor", "xors", "not_", "shl", "shr"),
+    "math": ("softplus", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc",
+             "rint"),
     "cast": ("cast",),
-    "reduce": ("row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min", "sum", "max", "min"),
+    "reduce": ("row_sum", "row_max", "row_min", "row_absmax", "col_sum", "col_max", "col_min", "sum", "max", "min"),
     "broadcast": ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
                   "row_expand_max", "row_expand_min", "col_expand", "col_expand_add", "col_expand_sub",
                   "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min", "expands"),

@@ -95,6 +95,10 @@ CPU: dict[str, Lowering] = {
     # max(x, 0) + log1p(e ** -|x|), log1p(e) as log(1 + e) * e / ((1 + e) - 1) (exact where 1 + e rounds)
     "tsoftplus": Functor("Softplus", U, body="V e = simd::vexp(-simd::vabs(x)); V y = one<V>() + e; V d = y - one<V>(); "
                                              "return simd::vrelu(x) + select(d == zero<V>(), e, simd::vlog(y) * (e / d));"),
+    # the math family: the C++ standard library, lane by lane, in fp32
+    **{f"t{n}": Functor(n.capitalize() + "Std", U, body=f"return simd::lanewise(x, [](lane_t<V> v) {{ return "
+                        f"lane_t<V>(std::{n}(v)); }});")
+       for n in ("tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint")},
     # a tile op a broadcast row / column vector
     "trowexpandadd": Functor("Add", RE), "trowexpandsub": Functor("Sub", RE), "trowexpandmul": Functor("Mul", RE),
     "trowexpanddiv": Functor("Div", RE),
