@@ -8,6 +8,7 @@ import enum
 from pypto.ir.dtype import DataType
 
 from . import control, ops
+from . import options as _options
 from .graphs import CompStage
 from .jit import dynamic, function, jit
 from .symbolic import SymbolicScalar, ceildiv, sym_max, sym_min
@@ -37,4 +38,6 @@ for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "s
               "sigmoid", "softmax", "rms_norm", "layer_norm", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10",
               "log1p", "floor", "ceil", "trunc", "round"):
     NAMES[_name] = getattr(ops, _name)
+for _name in _options.names():
+    NAMES[_name] = getattr(_options, _name)
 NAMES = {k: v for k, v in NAMES.items() if v is not None}

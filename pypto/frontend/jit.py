@@ -32,6 +32,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import ReturnStmt, seq
 from pypto.ir.types import TensorType
 
+from . import options as _opts
 from .symbolic import SymbolicScalar
 from .tensor import STATIC, StatusType, Tensor, TensorSpec
 from .trace import FrontendError, Tracer, tracing
@@ -125,7 +126,7 @@ class JitFunction:
     # --- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:  # the warm path: these argument kinds were checked and compiled before
-            memo = _memo_key(args)
+            memo = _memo_key(args, _opts.VERSION[0])
             hit = self._memo.get(memo) if memo is not None else None
             if hit is not None:
                 runner, tensor_at = hit
@@ -136,7 +137,7 @@ class JitFunction:
             raise JitArgumentError(f"{self.fn.__name__}(): {e}") from None
         bound.apply_defaults()
         key, consts = self._key(bound)
-        stage = int(self.options["host_options"].get("compile_stage", 0))
+        stage = int(self._options()["host_options"].get("compile_stage", 0))
         if stage not in (0, 5):  # stop after an earlier stage: its graphs are written, nothing runs
             self._stop_at(stage, key, consts)
             return None
@@ -146,10 +147,15 @@ class JitFunction:
             self._memo[memo] = (program, tuple(i for i, n in enumerate(names) if n not in consts))
         return program(*[v for name, v in bound.arguments.items() if name not in consts])
 
+    def _options(self) -> dict[str, dict[str, Any]]:
+        """The options in force now: the process-wide scopes overridden by the decorator's."""
+        return _opts.effective(self.options)
+
     def _key(self, bound: inspect.BoundArguments) -> tuple[tuple, dict[str, Any]]:
-        """The specialisation key of bound arguments, and the non-tensor ones."""
+        """The specialisation key of bound arguments (and of the options in force), and the
+        non-tensor arguments."""
         specs = self._annotations()
-        consts, key = {}, []
+        consts, key = {}, [("__options__", _opts.key_of(self._options()))]
         for name, v in bound.arguments.items():
             info = _array_info(name, v)
             if info is None and name in specs:
@@ -215,6 +221,8 @@ class JitFunction:
         with tracing(tr):
             for entry in key:
                 name = entry[0]
+                if name == "__options__":
+                    continue
                 if len(entry) == 2:
                     call_args[name] = consts[name]
                     continue
@@ -254,15 +262,17 @@ class JitFunction:
     def _compile(self, key: tuple, consts: dict[str, Any]) -> Any:
         from pypto import ir
 
+        opts = self._options()
+        _opts.report_ignored(self.fn.__name__, opts)
         program = self.trace(key, consts)
-        interp_only = self.options["runtime_options"].get("platform") == "interp"  # no native build
+        interp_only = opts["runtime_options"].get("platform") == "interp"  # no native build
         compiled = ir.compile(program, skip_ptoas=interp_only)
-        debug = self.options["debug_options"]
+        debug = opts["debug_options"]
         if debug.get("compile_debug_mode") or debug.get("dump_graph"):  # the four graph levels beside the build
             from . import graphs
 
             _dump_beside(compiled, graphs.levels(program, compiled.program))
-        return _Runner(compiled, self._n_returned, self._copy_back, _run_config(self.options["runtime_options"]))
+        return _Runner(compiled, self._n_returned, self._copy_back, _run_config(opts["runtime_options"]))
 
     def _stop_at(self, stage: int, key: tuple, consts: dict[str, Any]) -> None:
         from pypto import ir
@@ -332,10 +342,11 @@ def _dump_beside(compiled: Any, levels: dict[str, Any]) -> list[Path]:
     return paths
 
 
-def _memo_key(args: tuple) -> tuple | None:
+def _memo_key(args: tuple, version: int) -> tuple | None:
     """What the specialisation of positional arguments depends on, cheaply: per array its dtype and
-    shape (contiguous only), per other value its type and value; None when that cannot be said."""
-    parts = []
+    shape (contiguous only), per other value its type and value, and the options' version; None
+    when that cannot be said."""
+    parts: list[Any] = [version]
     for v in args:
         t = type(v)
         if t is np.ndarray:

@@ -126,3 +126,29 @@ def test_ellipsis_and_static_dims():
     np.testing.assert_array_equal(k(a), a + 1)
     np.testing.assert_array_equal(k(np.ones((4, 32), np.float32)), np.full((4, 32), 2, np.float32))
     assert len(k.compiled_programs) == 2
+
+
+def test_options_scopes_and_the_report_of_ignored_options(capsys):
+    """Process-wide and scoped options join the decorator's; honoured ones act, the others are listed
+    on request; a changed option compiles again."""
+    x = np.ones((16, 64), np.float32)
+
+    @pypto.frontend.jit(debug_options={"report_options": True})
+    def k(x: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        return x + 1.0
+
+    try:
+        with pypto.options(name="scope", runtime_options={"platform": "interp"},
+                           pass_options={"vec_nbuffer_setting": {-1: 2}}):
+            np.testing.assert_array_equal(k(x), x + 1)
+            assert pypto.get_runtime_options() == {"platform": "interp"}
+        err = capsys.readouterr().err
+        assert "pass_options.vec_nbuffer_setting" in err and "runtime_options.platform" not in err
+        pypto.set_pass_options(sg_set_scope=1)
+        pypto.set_runtime_options(platform="interp")
+        np.testing.assert_array_equal(k(x), x + 1)
+        assert len(k.compiled_programs) == 2  # (the options are part of the specialisation)
+        assert "pass_options.sg_set_scope" in capsys.readouterr().err
+    finally:
+        pypto.reset_options()
+    assert pypto.get_pass_options() == {} and len(pypto.get_options_tree()) == 1
