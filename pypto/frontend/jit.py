@@ -35,7 +35,7 @@ from pypto.ir.types import TensorType
 from . import options as _opts
 from .symbolic import SymbolicScalar
 from .tensor import STATIC, StatusType, Tensor, TensorSpec
-from .trace import FrontendError, Tracer, tracing
+from .trace import FrontendError, Tracer, active, tracing
 
 
 class JitArgumentError(Error, TypeError):
@@ -125,6 +125,8 @@ class JitFunction:
 
     # --- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if active() is not None:  # called from another kernel being traced: inlined there
+            return self._traced_fn()(*args, **kwargs)
         if not kwargs:  # the warm path: these argument kinds were checked and compiled before
             memo = _memo_key(args, _opts.VERSION[0])
             hit = self._memo.get(memo) if memo is not None else None
@@ -353,7 +355,7 @@ def _memo_key(args: tuple, version: int) -> tuple | None:
             if not v.flags.c_contiguous:
                 return None
             parts.append((v.dtype, v.shape))
-        elif t.__name__ == "Tensor" and t.__module__.startswith("torch"):
+        elif _is_torch_tensor(v):
             if v.device.type != "cpu" or not v.is_contiguous():
                 return None
             parts.append((v.dtype, tuple(v.shape)))
@@ -364,6 +366,11 @@ def _memo_key(args: tuple, version: int) -> tuple | None:
                 return None
             parts.append((t, v))
     return tuple(parts)
+
+
+def _is_torch_tensor(v: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(v, torch.Tensor)
 
 
 def _param_var(params: list[Var], h: Tensor) -> Var | None:

@@ -312,3 +312,20 @@ def test_a_run_time_if_cannot_give_a_python_value_two_meanings():
 
     with pytest.raises(pypto.Error, match="`scale` is assigned different values"):
         k(x)
+
+
+def test_a_kernel_called_from_a_kernel_is_inlined():
+    @pypto.frontend.jit
+    def gelu_ish(t):
+        return t * pypto.sigmoid(t * 1.702)
+
+    @pypto.frontend.function
+    def twice(t):
+        return t * 2.0
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(x: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        return twice(gelu_ish(x))
+
+    x, *_ = _inputs(16)
+    np.testing.assert_allclose(k(x), 2 * x / (1 + np.exp(-1.702 * x.astype(np.float64))), rtol=1e-6, atol=1e-6)
