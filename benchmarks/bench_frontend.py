@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.programs import tensor_blocks as blocks  # noqa: E402  (the tensor-level programs, shared with the tests)
 
 BLOCK = 64  # rows per loop iteration (one task each) of the tensor-level kernels
+TILE_ROWS = 1  # set_vec_tile_shapes(1, C): each task loops over single rows (a [1, C] row stays in L1)
 
 
 def _bench_norms(env, opts) -> list[harness.BenchResult]:
@@ -38,8 +39,8 @@ def _bench_norms(env, opts) -> list[harness.BenchResult]:
     import torch.nn.functional as F
 
     n, c = bench_layernorm.N, bench_layernorm.C
-    ln = blocks.layer_norm(n, c, BLOCK, bench_layernorm.EPS)
-    rms = blocks.rms_norm(n, c, BLOCK, bench_rmsnorm.EPS)
+    ln = blocks.layer_norm(n, c, BLOCK, bench_layernorm.EPS, tile_rows=TILE_ROWS)
+    rms = blocks.rms_norm(n, c, BLOCK, bench_rmsnorm.EPS, tile_rows=TILE_ROWS)
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((n, c), dtype=np.float32) * 2 + 0.5).astype(np.float32)
     gamma = (1 + 0.1 * rng.standard_normal((1, c))).astype(np.float32)
@@ -94,6 +95,7 @@ def _bench_norms(env, opts) -> list[harness.BenchResult]:
 def _softmax_kernel(n: int, c: int):
     @pypto.frontend.jit
     def softmax(x: pypto.Tensor((n, c), pypto.DT_FP32), y: pypto.Tensor((n, c), pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(TILE_ROWS, c)
         for i in pypto.loop(0, n // BLOCK, name="rows", idx_name="i"):
             y[i * BLOCK:(i + 1) * BLOCK, :] = pypto.softmax(x[i * BLOCK:(i + 1) * BLOCK, :], dim=-1)
 

@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.language": {"pypto.ir", "pypto.ops", "pypto.language"},
     # the tensor-level frontend: traces into pl programs, compiles them (ir.compile), runs them (RunConfig)
     "pypto.frontend": {"pypto.ir", "pypto.ops", "pypto.language", "pypto.frontend", "pypto.runtime",
-                       "pypto.passes", "pypto.compile"} | BASE,
+                       "pypto.passes", "pypto.compile", "pypto.target"} | BASE,
     "pypto.target": {"pypto.ir.dtype", "pypto.ir.enums"} | BASE,  # machine descriptions: pure data
     "pypto.pto": {"pypto.pto"},
     "pypto.runtime": {"pypto.runtime"} | BASE,

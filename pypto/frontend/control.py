@@ -244,6 +244,20 @@ def check_vec_tile(op: str, shape: list[Any], itemsize: int) -> None:
     if (tiles[-1] * itemsize) % 32:
         raise FrontendError(f"{op}: the tile's last dim {tiles[-1]} x {itemsize} bytes is not a multiple of 32 bytes",
                             user_span())
+    nbytes = itemsize
+    for t in tiles:
+        nbytes *= t
+    cap = _vec_capacity()
+    if nbytes > cap:
+        raise FrontendError(f"{op}: a tile of {list(tiles)} ({nbytes} bytes) does not fit the vector memory "
+                            f"({cap} bytes)", user_span(), hint="choose smaller tile shapes with set_vec_tile_shapes")
+
+
+def _vec_capacity() -> int:
+    from pypto.ir.enums import MemorySpace
+    from pypto.target import target_for
+
+    return target_for(None).capacity(MemorySpace.Vec)
 
 
 def reset_tile_shapes() -> None:

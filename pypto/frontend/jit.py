@@ -247,6 +247,7 @@ class JitFunction:
                 call_args[name] = h
             result = self._traced_fn()(**call_args)
             outs = _returned(result, self.fn.__name__)
+            tr.close_block(keep={h._var for h in tr.handles if h._param or any(h is o for o in outs)})
             body = tr.blocks[0].stmts
             written = [h for h in handles if h._var is not _param_var(params, h) or h._written]
             inplace = [h for h in written if not h._detached and not any(h is o for o in outs)]

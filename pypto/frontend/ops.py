@@ -18,6 +18,7 @@ from pypto.ops.traits import ShapeClass
 from .control import check_vec_tile
 from .symbolic import SymbolicScalar, as_expr, build, simplify
 from .tensor import Tensor, dims_expr, to_dtype
+from .tile_expand import note_region_write
 from .trace import FrontendError, current, user_span
 
 
@@ -318,8 +319,10 @@ def _write_region(tr, dst: Tensor, src, offsets: Any) -> None:
                                     for o, n, d in zip(offs, shape, dims))))
     view = create_op_call(T.view, args, {}, span=span)
     region = tr.let_early(f"{dst._hint}_part", view, span)
-    tr.call(T.assemble, [region, src, _tuple([0] * len(shape))], hint=f"{dst._hint}_part", span=span)
     dst._written = True
+    done = tr.call(T.assemble, [region, src, _tuple([0] * len(shape))], hint=f"{dst._hint}_part", span=span)
+    if len(args) == 3:
+        note_region_write(tr, region, src, done, span)  # tiled by set_vec_tile_shapes when its block closes
 
 
 def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -413,7 +416,7 @@ def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
 def softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     m = amax(input, dim, keepdim=True)
     e = exp(sub(input, m))
-    return div(e, sum(e, dim, keepdim=True))
+    return mul(e, reciprocal(sum(e, dim, keepdim=True)))  # (one division per row, not per element)
 
 
 def rms_norm(input: Tensor, gamma: Tensor | None = None, epsilon: float = 1e-6) -> Tensor:  # noqa: A002

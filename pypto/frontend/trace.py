@@ -59,6 +59,7 @@ class _Block:
     def __init__(self, depth: int):
         self.depth = depth
         self.stmts: list[Stmt] = []
+        self.pending: list[tuple] = []  # region writes to tile when the block closes (tile_expand.py)
 
 
 class Tracer:
@@ -135,6 +136,7 @@ class Tracer:
         try:
             yield
             ok = True
+            self.close_block(keep={h._var for h in self.handles if id(h) in before})
         finally:
             body = self.blocks.pop()
             if ok:
@@ -166,6 +168,14 @@ class Tracer:
             if h._depth > self.depth and id(h) not in {id(c) for c in changed}:
                 h._escaped = span
 
+    def close_block(self, keep: set[Var]) -> None:
+        """Tile the innermost block's region writes by the vec tile shapes set for them (`keep`:
+        values the code after the block may still read)."""
+        from .tile_expand import expand_block
+
+        if self.blocks[-1].pending:
+            expand_block(self, self.blocks[-1], keep)
+
     # --- run-time branches (control.py: _Branch)
     def branch_open(self) -> dict[int, tuple[Any, Var]]:
         """Start recording one side of an `if`: the handles' values before it."""
@@ -176,6 +186,7 @@ class Tracer:
     def branch_close(self, before: dict[int, tuple[Any, Var]]) -> tuple[list[Stmt], dict[int, Var]]:
         """End one side: its statements and the values it gave the handles; the handles go back
         to their values before the `if` (the other side starts from there)."""
+        self.close_block(keep={h._var for h, _ in before.values()})
         block = self.blocks.pop()
         after = {k: h._var for k, (h, _) in before.items()}
         for h, v0 in before.values():

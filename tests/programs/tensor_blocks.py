@@ -7,10 +7,13 @@ from __future__ import annotations
 import pypto
 
 
-def layer_norm(n: int, c: int, block: int, eps: float = 1e-5):
+def layer_norm(n: int, c: int, block: int, eps: float = 1e-5, tile_rows: int | None = None):
+    """`tile_rows`: set_vec_tile_shapes(tile_rows, c) — each task loops over tiles of that many rows."""
     @pypto.frontend.jit
     def layer_norm(x: pypto.Tensor((n, c), pypto.DT_FP32), gamma: pypto.Tensor((1, c), pypto.DT_FP32),
                    beta: pypto.Tensor((1, c), pypto.DT_FP32), y: pypto.Tensor((n, c), pypto.DT_FP32)):
+        if tile_rows:
+            pypto.set_vec_tile_shapes(tile_rows, c)
         for i in pypto.loop(0, n // block, name="rows", idx_name="i"):
             rows = x[i * block:(i + 1) * block, :]
             y[i * block:(i + 1) * block, :] = pypto.layer_norm(rows, gamma, beta, epsilon=eps)
@@ -18,10 +21,12 @@ def layer_norm(n: int, c: int, block: int, eps: float = 1e-5):
     return layer_norm
 
 
-def rms_norm(n: int, c: int, block: int, eps: float = 1e-6):
+def rms_norm(n: int, c: int, block: int, eps: float = 1e-6, tile_rows: int | None = None):
     @pypto.frontend.jit
     def rms_norm(x: pypto.Tensor((n, c), pypto.DT_FP32), gamma: pypto.Tensor((1, c), pypto.DT_FP32),
                  y: pypto.Tensor((n, c), pypto.DT_FP32)):
+        if tile_rows:
+            pypto.set_vec_tile_shapes(tile_rows, c)
         for i in pypto.loop(0, n // block, name="rows", idx_name="i"):
             rows = x[i * block:(i + 1) * block, :]
             y[i * block:(i + 1) * block, :] = pypto.rms_norm(rows, gamma, epsilon=eps)
