@@ -22,6 +22,8 @@ import functools
 import sys
 from typing import Any
 
+from pypto.errors import InvalidType
+
 GROUPS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options", "debug_options",
           "operation_options")
 HONOURED = {"runtime_options": {"platform", "num_workers", "run_mode"}, "host_options": {"compile_stage"},
@@ -105,7 +107,7 @@ def set_options(**groups: Any) -> None:
         elif k in GROUPS:
             _set(k, dict(v or {}))
         else:
-            raise TypeError(f"pypto.set_options: unknown option group {k!r} (groups: {', '.join(GROUPS)}, "
+            raise InvalidType(f"pypto.set_options: unknown option group {k!r} (groups: {', '.join(GROUPS)}, "
                             "vec_tile_shapes, cube_tile_shapes)")
 
 
