@@ -13,8 +13,9 @@ from typing import Any
 
 from pypto.errors import InvalidValue
 from pypto.ir.enums import ForKind
+from pypto.ir.expr import Add
 
-from .symbolic import SymbolicScalar, as_expr, simplify
+from .symbolic import SymbolicScalar, as_expr, build, simplify
 from .tensor import Tensor
 from .trace import FrontendError, active, current, user_span
 
@@ -27,7 +28,18 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, unrol
     if not 1 <= len(args) <= 3:
         raise FrontendError(f"pypto.loop takes (stop) or (start, stop[, step]), got {len(args)} values", user_span())
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    if unroll_list:
+        return _replicated(start, stop, step, name, idx_name, unroll_list)
     return _loop(start, stop, step, name, idx_name, unroll_list, parallel)
+
+
+def _replicated(start, stop, step, name, idx_name, unroll_list) -> Iterator[SymbolicScalar]:
+    """`pypto.loop(..., unroll_list=[k, ...])`: for each factor (largest first) a loop of step
+    `step * k` over the part that fits whose body is the user's body k times (indices idx, idx +
+    step, ...), then the rest with the smaller factors."""
+    for idx, k in loop_unroll(start, stop, step, unroll_list=unroll_list, name=name, idx_name=idx_name):
+        for j in range(k):
+            yield idx if j == 0 else SymbolicScalar(build(Add, idx, j * step))
 
 
 def _loop(start, stop, step, name, idx_name, unroll_list, parallel) -> Iterator[SymbolicScalar]:
@@ -66,10 +78,10 @@ def loop_unroll(start: Any, stop: Any, step: Any = 1, *, unroll_list: Any = None
         raise FrontendError(f"pypto.loop_unroll: factors must be positive, got {unroll_list}", user_span())
     lo = start
     for k in factors:
-        count = simplify((stop - lo) // (step * k)) if not isinstance(stop - lo, int) else (stop - lo) // (step * k)
-        hi = simplify(lo + count * step * k)
+        count = simplify((stop - lo) // (step * k))
         if isinstance(count, int) and count <= 0:
             continue
+        hi = simplify(lo + count * step * k)
         for idx in _loop(lo, hi, step * k, name, idx_name, None, False):
             yield idx, k
         lo = hi

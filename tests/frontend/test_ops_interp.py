@@ -329,3 +329,21 @@ def test_a_kernel_called_from_a_kernel_is_inlined():
 
     x, *_ = _inputs(16)
     np.testing.assert_allclose(k(x), 2 * x / (1 + np.exp(-1.702 * x.astype(np.float64))), rtol=1e-6, atol=1e-6)
+
+
+def test_loop_with_an_unroll_list_replicates_the_body():
+    """unroll_list=[4]: loops of step 4 whose body is the user's body 4 times, then the rest."""
+    x, *_ = _inputs(7 * 8)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((56, 64), pypto.DT_FP32), out: pypto.Tensor((56, 64), pypto.DT_FP32)):
+        for i in pypto.loop(0, 7, 1, unroll_list=[4]):
+            out[i * 8:(i + 1) * 8, :] = a[i * 8:(i + 1) * 8, :] + 1.0
+
+    out = np.zeros_like(x)
+    k(x, out)
+    np.testing.assert_array_equal(out, x + 1)
+    from pypto import ir
+
+    text = ir.python_print(k.lower(x, out))
+    assert "pl.range(0, 4, 4)" in text and "pl.range(4, 7)" in text and text.count("pl.tensor.assemble(") == 5
