@@ -36,8 +36,10 @@ for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "s
               "abs", "relu", "softplus", "clip", "cast", "amax", "amin", "sum", "mean", "full", "zeros", "ones",
               "view", "assemble", "reshape", "unsqueeze", "squeeze", "transpose", "clone", "concat", "matmul",
               "sigmoid", "softmax", "rms_norm", "layer_norm", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10",
-              "log1p", "floor", "ceil", "trunc", "round"):
+              "log1p", "floor", "ceil", "trunc", "round", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
+              "where"):
     NAMES[_name] = getattr(ops, _name)
 for _name in _options.names():
     NAMES[_name] = getattr(_options, _name)
+NAMES["greater"] = ops.gt
 NAMES = {k: v for k, v in NAMES.items() if v is not None}

@@ -29,16 +29,8 @@ for _name, _fn in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("trued
     setattr(Tensor, f"__{_name}__", _fn)
     setattr(Tensor, f"__r{_name}__", _reflect(_fn))
     setattr(Tensor, f"__i{_name}__", _inplace(_fn))
-def _no_compare(op: str):
-    def method(self: Tensor, other: Any) -> Any:
-        raise FrontendError(f"element-wise comparison of tensors (`{op}`) is not supported yet (no mask ops at the "
-                            "tensor level); compare scalars (SymbolicScalar), or use pypto.maximum / pypto.minimum",
-                            user_span())
-    return method
-
-
-for _op, _dunder in (("<", "lt"), ("<=", "le"), (">", "gt"), (">=", "ge"), ("==", "eq"), ("!=", "ne")):
-    setattr(Tensor, f"__{_dunder}__", _no_compare(_op))
+for _dunder in ("lt", "le", "gt", "ge", "eq", "ne"):  # element-wise: a 1 / 0 mask
+    setattr(Tensor, f"__{_dunder}__", getattr(ops, _dunder))
 Tensor.__hash__ = object.__hash__  # (handles are compared by identity everywhere in the tracer)
 Tensor.__neg__ = ops.neg
 Tensor.__pos__ = lambda self: self

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import CastMode
+from pypto.ir.enums import CastMode, CmpType
 from pypto.ir.expr import Add, ConstFloat, ConstInt, Expr, MakeTuple, Min, Mul, Sub
 from pypto.ir.op import create_op_call
 from pypto.ops.registry import tensor_ops as T
@@ -196,6 +196,65 @@ def _cast_mode(mode: Any) -> CastMode:
     name = str(getattr(mode, "name", mode)).lower().removeprefix("cast_")
     return {"none": CastMode.round, "rint": CastMode.rint, "round": CastMode.round, "floor": CastMode.floor,
             "ceil": CastMode.ceil, "trunc": CastMode.trunc}.get(name, CastMode.round)
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons and selection: masks are 1 / 0 in the compared (promoted) dtype
+
+_CMP = {"eq": CmpType.EQ, "ne": CmpType.NE, "lt": CmpType.LT, "le": CmpType.LE, "gt": CmpType.GT, "ge": CmpType.GE}
+_SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _compare(name: str, a: Any, b: Any) -> Tensor:
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return _emit(T.cmp, [a._value(), b._value()], {"cmp_type": _CMP[name]}, hint=name)
+    if isinstance(a, Tensor):
+        return _emit(T.cmps, [a._value(), _scalar(b, a.dtype)], {"cmp_type": _CMP[name]}, hint=name)
+    if isinstance(b, Tensor):
+        return _compare(_SWAPPED[name], b, a)
+    raise FrontendError(f"pypto.{name} needs a tensor operand", user_span())
+
+
+def eq(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _compare("eq", input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _compare("ne", input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _compare("lt", input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _compare("le", input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _compare("gt", input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _compare("ge", input, other)
+
+
+def logical_not(input: Tensor) -> Tensor:  # noqa: A002
+    """1 where the mask is 0, else 0."""
+    return _compare("eq", input, 0)
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:  # noqa: A002
+    """`input` where `condition` is non-zero, else `other` (tensors broadcast; a number fills)."""
+    like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else condition
+    a, b = (_filled(v, like) for v in (input, other))
+    return _emit(T.sel, [_val(condition, "pypto.where"), a._value(), b._value()], hint="where")
+
+
+def _filled(v: Any, like: Tensor) -> Tensor:
+    if isinstance(v, Tensor):
+        return v
+    return _emit(T.expands, [like._value(), _scalar(v, like.dtype)], hint="fill")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -332,25 +332,44 @@ def _cmp_ref(a, b, *, cmp_type=CmpType.EQ):
     return _CMP_FN[cmp_type](ua, ub).astype(np.result_type(ua, ub) if isinstance(b, np.ndarray) else ua.dtype)
 
 
-define("block.cmp", [arg("lhs", "tile"), arg("rhs", "tile"), attr("cmp_type", "cmp", CmpType.EQ)],
-       _binary_rule("block.cmp", level="tile"), traits=elementwise(), reference=_cmp_ref, pto="tcmp", pipe=V,
-       dsl=("pl.block.cmp", "pl.cmp"), doc="compare: 1 where lhs <op> rhs holds, else 0 (same dtype)")
-define("block.cmps", [arg("lhs", "tile"), arg("rhs", "scalar"), attr("cmp_type", "cmp", CmpType.EQ)],
-       _scalar_rule("block.cmps"), traits=elementwise(), reference=_cmp_ref, pto="tcmps", pipe=V,
-       dsl=("pl.block.cmps", "pl.cmps"), doc="compare with a scalar")
+_cmp_tile = define("block.cmp", [arg("lhs", "tile"), arg("rhs", "tile"), attr("cmp_type", "cmp", CmpType.EQ)],
+                   _binary_rule("block.cmp", level="tile"), traits=elementwise(), reference=_cmp_ref, pto="tcmp",
+                   pipe=V, dsl=("pl.block.cmp", "pl.cmp"),
+                   doc="compare: 1 where lhs <op> rhs holds, else 0 (same dtype)")
+_cmps_tile = define("block.cmps", [arg("lhs", "tile"), arg("rhs", "scalar"), attr("cmp_type", "cmp", CmpType.EQ)],
+                    _scalar_rule("block.cmps"), traits=elementwise(), reference=_cmp_ref, pto="tcmps", pipe=V,
+                    dsl=("pl.block.cmps", "pl.cmps"), doc="compare with a scalar")
+define("tensor.cmp", [arg("lhs", "tensor"), arg("rhs", "tensor"), attr("cmp_type", "cmp", CmpType.EQ)],
+       _binary_rule("tensor.cmp", level="tensor"), traits=elementwise(), reference=_cmp_ref, tile_form=_cmp_tile,
+       dsl=("pl.tensor.cmp",), doc="compare: 1 where lhs <op> rhs holds, else 0 (same dtype)")
+define("tensor.cmps", [arg("lhs", "tensor"), arg("rhs", "scalar"), attr("cmp_type", "cmp", CmpType.EQ)],
+       _scalar_rule("tensor.cmps", level="tensor"), traits=elementwise(), reference=_cmp_ref, tile_form=_cmps_tile,
+       dsl=("pl.tensor.cmps",), doc="compare with a scalar")
 
 
-def _sel_rule(args, kw):
-    m = expect_tile("block.sel", args[0], "mask")
-    a = expect_tile("block.sel", args[1], "lhs")
-    b = expect_tile("block.sel", args[2], "rhs")
-    shape = broadcast_shapes("block.sel", broadcast_shapes("block.sel", m.shape, a.shape), b.shape)
-    return broadcast_result([a, b, m], shape, promote(a.dtype, b.dtype))
+def _sel_rule(level: str):
+    name = f"{level}.sel"
+    expect = expect_tile if level == "block" else expect_tensor
+
+    def infer(args, kw):
+        m = expect(name, args[0], "mask")
+        a = expect(name, args[1], "lhs")
+        b = expect(name, args[2], "rhs")
+        shape = broadcast_shapes(name, broadcast_shapes(name, m.shape, a.shape), b.shape)
+        return broadcast_result([a, b, m], shape, promote(a.dtype, b.dtype))
+    return infer
 
 
-define("block.sel", [arg("mask", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _sel_rule, traits=elementwise(),
-       reference=lambda m, a, b: np.where(np.asarray(m) != 0, nm.up(a), nm.up(b)), pto="tsel", pipe=V,
-       dsl=("pl.block.sel", "pl.sel"), doc="mask != 0 ? lhs : rhs")
+def _sel_ref(m, a, b):
+    return np.where(np.asarray(m) != 0, nm.up(a), nm.up(b))
+
+
+_sel_tile = define("block.sel", [arg("mask", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _sel_rule("block"),
+                   traits=elementwise(), reference=_sel_ref, pto="tsel", pipe=V, dsl=("pl.block.sel", "pl.sel"),
+                   doc="mask != 0 ? lhs : rhs")
+define("tensor.sel", [arg("mask", "tensor"), arg("lhs", "tensor"), arg("rhs", "tensor")], _sel_rule("tensor"),
+       traits=elementwise(), reference=_sel_ref, tile_form=_sel_tile, dsl=("pl.tensor.sel",),
+       doc="mask != 0 ? lhs : rhs")
 
 
 def _sels_rule(args, kw):

@@ -154,7 +154,8 @@ def _binary(conv, c: Call, s: Stmt, hint: str):
             op = row
         elif col and sb[0] == 1 and sa[0] != 1 and sb[1] == sa[1]:
             op = col
-    return conv.tile(hint, conv.op(op, [a, b], {}, s.span), s.span)
+    kw = dict(c.kwargs) if op is c.op.tile_form else {}  # (attributes, e.g. a compare's cmp_type, kept)
+    return conv.tile(hint, conv.op(op, [a, b], kw, s.span), s.span)
 
 
 def expand_form(op, shape: ShapeClass):

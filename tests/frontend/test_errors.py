@@ -152,12 +152,3 @@ def test_options_scopes_and_the_report_of_ignored_options(capsys):
     finally:
         pypto.reset_options()
     assert pypto.get_pass_options() == {} and len(pypto.get_options_tree()) == 1
-
-
-def test_tensor_comparisons_are_refused_clearly():
-    def k(x: pypto.Tensor((16, 64), pypto.DT_FP32)):
-        return x > 0.0  # <- here
-
-    with pytest.raises(FrontendError, match="element-wise comparison of tensors") as e:
-        pypto.frontend.jit(k, runtime_options=INTERP)(np.zeros((16, 64), np.float32))
-    assert f":{_line_of(k, '# <- here')}" in str(e.value)

@@ -347,3 +347,24 @@ def test_loop_with_an_unroll_list_replicates_the_body():
 
     text = ir.python_print(k.lower(x, out))
     assert "pl.range(0, 4, 4)" in text and "pl.range(4, 7)" in text and text.count("pl.tensor.assemble(") == 5
+
+
+def test_comparisons_masks_and_where():
+    x, y, *_ = _inputs()
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((M, 64), pypto.DT_FP32), b: pypto.Tensor((M, 64), pypto.DT_FP32)):
+        gt = a > b
+        le0 = pypto.le(a, 0.0)
+        flipped = 0.5 < a          # a scalar on the left: a > 0.5
+        picked = pypto.where(gt, a, b)
+        clipped = pypto.where(le0, 0.0, a)
+        return gt, pypto.logical_not(le0), flipped, picked, clipped, a == a
+
+    gt, not_le0, flipped, picked, clipped, same = k(x, y)
+    np.testing.assert_array_equal(gt, (x > y).astype(np.float32))
+    np.testing.assert_array_equal(not_le0, (x > 0).astype(np.float32))
+    np.testing.assert_array_equal(flipped, (x > 0.5).astype(np.float32))
+    np.testing.assert_array_equal(picked, np.maximum(x, y))
+    np.testing.assert_array_equal(clipped, np.where(x <= 0, 0, x))
+    np.testing.assert_array_equal(same, np.ones_like(x))

@@ -499,6 +499,12 @@ TCASES += [
 for _n in ("add", "sub", "mul", "div", "maximum", "minimum"):
     TCASES.append(_t(f"tensor.{_n}_scalar", f"pl.{_n}({{a}}, {{s}})", ("a", "s"), dynamic=True))
 TCASES.append(_t("tensor.mul_scalar", "pl.mul({a}, {sv})", ("a", "sv"), id="mul_scalar_arg", dynamic=True))
+for _cmp in (CmpType.LT, CmpType.GE, CmpType.EQ):
+    TCASES.append(_t("tensor.cmp", f"pl.tensor.cmp({{a}}, {{b}}, cmp_type={_cmp.value})", ("a", "b"),
+                     ref_kw={"cmp_type": _cmp}, id=f"tcmp_{_cmp.name.lower()}", dynamic=True))
+    TCASES.append(_t("tensor.cmps", f"pl.tensor.cmps({{a}}, {{s}}, cmp_type={_cmp.value})", ("a", "s"),
+                     ref_kw={"cmp_type": _cmp}, id=f"tcmps_{_cmp.name.lower()}", dynamic=True))
+TCASES.append(_t("tensor.sel", "pl.tensor.sel({mask}, {a}, {b})", ("mask", "a", "b"), dynamic=True))
 for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softplus", "tanh", "sin", "cos", "exp2",
            "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint"):
     _src = "pos" if _n in ("log", "sqrt", "rsqrt") or _n.startswith("log") else "a"
