@@ -51,14 +51,16 @@ def _expand(tr: Any, block: list, region: Var, value: Var, done: Var, tiles: tup
     if not isinstance(vt, TensorType) or len(tiles) != vt.rank or vt.rank < 2:
         return False
     shape = _static(vt.shape)
-    rows = tiles[0]
-    if shape is None or list(tiles[1:]) != shape[1:] or rows >= shape[0] or shape[0] % rows:
-        return False  # tiles along the first dim only, whole in the others
+    if shape is None or tiles[-1] != shape[-1]:
+        return False  # (the last dim stays whole: row reductions run along it)
+    dims = [d for d in range(vt.rank - 1) if tiles[d] < shape[d]]  # the tiled dims
+    if not dims or any(shape[d] % tiles[d] or tiles[d] > shape[d] for d in range(vt.rank - 1)):
+        return False
     defs = {s.var: k for k, s in enumerate(block) if isinstance(s, AssignStmt)}
     at = defs.get(done)
     if at is None:
         return False
-    chain = _chain(value, block, defs, shape[0])
+    chain = _chain(value, block, defs, shape)
     if chain is None:
         return False
     chain_vars = {block[k].var for k in chain}
@@ -68,19 +70,26 @@ def _expand(tr: Any, block: list, region: Var, value: Var, done: Var, tiles: tup
         if k not in chain and k != at and chain_vars & set(used_vars(s)):
             return False
 
-    r = Var(tr.fresh("r"), scalar_type(DataType.INDEX), span=span)
+    idx = {d: Var(tr.fresh("r" if d == 0 else f"r{d}"), scalar_type(DataType.INDEX), span=span) for d in dims}
     mapping: dict[Var, Expr] = {}
     body: list = []
 
+    def narrowed(src: Expr, src_shape: tuple[Expr, ...], offs: list[Expr]) -> Any:
+        """A view of `src` for this tile: along each tiled dim where `src` spans the whole value,
+        `tiles[d]` at offset + the tile index; elsewhere (size 1: a broadcast) as it is."""
+        shp, off = list(src_shape), list(offs)
+        for d, i in idx.items():
+            if const_value(src_shape[d]) == shape[d]:
+                shp[d] = ConstInt(tiles[d])
+                off[d] = i if const_value(off[d]) == 0 else Add(off[d], i, DataType.INDEX)
+        return create_op_call(T.view, [src, MakeTuple(tuple(shp)), MakeTuple(tuple(off))], {}, span=span)
+
     def tile_of(v: Var) -> Expr:
-        """The tile of `v` for rows [r, r + rows): narrowed views of [R, ...] inputs, others as they are."""
         if v in mapping:
             return mapping[v]
         t = v.type
-        if isinstance(t, TensorType) and t.rank == vt.rank and const_value(t.shape[0]) == shape[0]:
-            zeros = [ConstInt(0)] * (t.rank - 1)
-            view = create_op_call(T.view, [v, MakeTuple((ConstInt(rows), *t.shape[1:])), MakeTuple((r, *zeros))],
-                                  {}, span=span)
+        if isinstance(t, TensorType) and t.rank == vt.rank and any(const_value(t.shape[d]) == shape[d] for d in idx):
+            view = narrowed(v, t.shape, [ConstInt(0)] * t.rank)
             nv = Var(tr.fresh(f"{v.name}_tile"), view.type, span=span)
             body.append(AssignStmt(nv, view, span=span))
             mapping[v] = nv
@@ -90,32 +99,42 @@ def _expand(tr: Any, block: list, region: Var, value: Var, done: Var, tiles: tup
     for k in sorted(chain):
         s = block[k]
         c: Call = s.value
-        if c.op is T.view:  # a view of an input: narrowed to the tile's rows directly
-            src, shp, off = c.args[0], c.args[1].elements, c.args[2].elements
-            new = create_op_call(T.view, [src, MakeTuple((ConstInt(rows), *shp[1:])),
-                                          MakeTuple((Add(off[0], r, DataType.INDEX), *off[1:]))], {}, span=s.span)
+        if c.op is T.view:  # a view of an input: narrowed to the tile directly
+            new = narrowed(c.args[0], c.type.shape, list(c.args[2].elements))
         else:
-            args = [tile_of(a) if isinstance(a, Var) else a for a in c.args]
-            new = create_op_call(c.op, args, dict(c.kwargs), span=s.span)
+            new = create_op_call(c.op, [tile_of(a) if isinstance(a, Var) else a for a in c.args], dict(c.kwargs),
+                                 span=s.span)
         nv = Var(tr.fresh(s.var.name), new.type, span=s.span)
         body.append(AssignStmt(nv, new, span=s.span))
         mapping[s.var] = nv
-    acc = IterArg(tr.fresh(f"{region.name}_acc"), region.type, region, span=span)
-    zeros = [ConstInt(0)] * (vt.rank - 1)
-    put = create_op_call(T.assemble, [acc, mapping[value], MakeTuple((r, *zeros))], {}, span=span)
-    stored = Var(tr.fresh(region.name), put.type, span=span)
-    body += [AssignStmt(stored, put, span=span), YieldStmt((stored,), span=span)]
-    loop = ForStmt(loop_var=r, start=ConstInt(0), stop=ConstInt(shape[0]), step=ConstInt(rows), iter_args=(acc,),
-                   body=seq(body, span=span), return_vars=(done,), span=span)
-    block[at] = ScopeStmt(ScopeKind.InCore, loop, span=span)  # (the write's result is the loop's)
+    offsets = MakeTuple(tuple(idx.get(d, ConstInt(0)) for d in range(vt.rank)))
+    order = sorted(idx)
+
+    def nest(level: int, entering: Expr) -> tuple[ForStmt, Var]:
+        """The loop over tiled dim `order[level]` (and those inside it), carrying the region."""
+        acc = IterArg(tr.fresh(f"{region.name}_acc"), region.type, entering, span=span)
+        if level == len(order) - 1:
+            put = create_op_call(T.assemble, [acc, mapping[value], offsets], {}, span=span)
+            stored = Var(tr.fresh(region.name), put.type, span=span)
+            inner = body + [AssignStmt(stored, put, span=span), YieldStmt((stored,), span=span)]
+        else:
+            sub, sub_ret = nest(level + 1, acc)
+            inner = [sub, YieldStmt((sub_ret,), span=span)]
+        ret = done if level == 0 else Var(tr.fresh(region.name), region.type, span=span)
+        d = order[level]
+        return ForStmt(loop_var=idx[d], start=ConstInt(0), stop=ConstInt(shape[d]), step=ConstInt(tiles[d]),
+                       iter_args=(acc,), body=seq(inner, span=span), return_vars=(ret,), span=span), ret
+
+    loop, _ = nest(0, region)
+    block[at] = ScopeStmt(ScopeKind.InCore, loop, span=span)  # (the write's result is the loop nest's)
     for k in sorted(chain, reverse=True):
         del block[k]
     return True
 
 
-def _chain(value: Var, block: list, defs: dict[Var, int], rows: int) -> set[int] | None:
+def _chain(value: Var, block: list, defs: dict[Var, int], shape: list[int]) -> set[int] | None:
     """Indices of the statements of this block that compute `value` (all row-local ops, or views of
-    inputs with its row count; other views are inputs), or None when one is not."""
+    inputs shaped like it; other views are inputs), or None when one is not."""
     from pypto.passes.tiling import row_local
 
     out: set[int] = set()
@@ -129,7 +148,7 @@ def _chain(value: Var, block: list, defs: dict[Var, int], rows: int) -> set[int]
         if not isinstance(c, Call):
             return None
         if c.op is T.view:
-            if const_value(c.type.shape[0]) != rows:
+            if [const_value(d) for d in c.type.shape] != shape:
                 continue  # (a [1, N] row, ...: an input of the kernel as it is)
             if len(c.args) != 3 or c.args[0] in defs:
                 return None  # (a view with a valid shape, or of a value made here: left to the pipeline)

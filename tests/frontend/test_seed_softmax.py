@@ -45,6 +45,8 @@ def test_the_lowered_program_is_ordinary_pl():
     traced = softmax.lower(torch.randn(3, 4, 8, 64))
     text = ir.python_print(traced)
     assert "pl.range(" in text and "pl.tensor.row_max(" in text
+    # set_vec_tile_shapes(1, 4, 1, 64): one kernel per batch, looping over [1, 4, 1, 64] tiles
+    assert "with pl.incore():" in text and "pl.Tensor[[1, 4, 1, 64], pl.FP32] = pl.tensor.view(input_tensor" in text
     ir.assert_structural_equal(pl.parse(text), traced, enable_auto_mapping=True)
 
 
