@@ -105,8 +105,8 @@ def rewrite_ifs(fn: Any, helper: Any) -> Any:
     except SyntaxError:
         return fn
     fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, ast.FunctionDef) or fdef.name != fn.__name__:
-        return fn
+    if not isinstance(fdef, ast.FunctionDef) or not _matches(fdef, fn, first, len(lines)):
+        return fn  # (the file changed since the function was defined: it runs as written)
     rw = _Rewriter()
     fdef.body = [rw.visit(s) if not isinstance(s, ast.If) else rw.visit_If(s) for s in fdef.body]
     fdef.body = [s for item in fdef.body for s in (item if isinstance(item, list) else [item])]
@@ -136,6 +136,19 @@ def rewrite_ifs(fn: Any, helper: Any) -> Any:
     new.__defaults__ = fn.__defaults__
     new.__kwdefaults__ = fn.__kwdefaults__
     return new
+
+
+def _matches(fdef: ast.FunctionDef, fn: Any, first: int, n_lines: int) -> bool:
+    """Is this source the function's own: its name, its parameters, and the lines its code covers?"""
+    code = fn.__code__
+    n_args = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    args = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args)]
+    args += [fdef.args.vararg.arg] if fdef.args.vararg else []
+    args += [a.arg for a in fdef.args.kwonlyargs] + ([fdef.args.kwarg.arg] if fdef.args.kwarg else [])
+    if fdef.name != fn.__name__ or sorted(args) != sorted(code.co_varnames[:n_args]):
+        return False
+    last = max((ln for _, _, ln in code.co_lines() if ln is not None), default=first)
+    return first <= code.co_firstlineno and last <= first + n_lines - 1
 
 
 def _flatten(stmts: list) -> list:

@@ -260,6 +260,9 @@ def _filled(v: Any, like: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # reductions (along the last dim; reference: `dim` any, here the last one — others are refused)
 
+_COL = {"amax": "col_max", "amin": "col_min", "sum": "col_sum"}
+
+
 def _axis(x: Tensor, dim: Any, name: str) -> int:
     rank = len(x.shape)
     d = -1 if dim is None else dim
@@ -270,14 +273,18 @@ def _axis(x: Tensor, dim: Any, name: str) -> int:
     if not -rank <= d < rank:
         raise FrontendError(f"pypto.{name}: dim {d} out of range for rank {rank}", user_span())
     d %= rank
-    if d != rank - 1:
+    if d != rank - 1 and not (rank == 2 and d == 0 and name in _COL):
         raise FrontendError(f"pypto.{name}: reducing dim {d} of a rank-{rank} tensor; the CPU backend reduces the "
-                            "last dim", user_span(), hint="transpose the axis to the end first (pypto.transpose)")
+                            "last dim (and dim 0 of a 2-D tensor)", user_span(),
+                            hint="transpose the axis to the end first (pypto.transpose)")
     return d
 
 
 def _reduce(op, x: Tensor, dim: Any, keepdim: bool, name: str) -> Tensor:
-    _axis(x, dim, name)
+    d = _axis(x, dim, name)
+    if d != len(x.shape) - 1:  # dim 0 of a 2-D tensor: a column reduction, [R, C] -> [1, C]
+        r = _emit(getattr(T, _COL[name]), [_val(x, f"pypto.{name}")], hint=name)
+        return r if keepdim else reshape(r, [x.shape[1]])
     r = _emit(op, [_val(x, f"pypto.{name}")], hint=name)
     return r if keepdim else reshape(r, x.shape[:-1] or [1])
 

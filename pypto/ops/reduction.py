@@ -36,12 +36,14 @@ def _row_reduce_rule(name: str, level: str):
     return infer
 
 
-def _col_reduce_rule(name: str):
+def _col_reduce_rule(name: str, level: str = "block"):
     def infer(args, kw):
-        a = expect_tile(name, args[0], "input")
+        a = expect_tile(name, args[0], "input") if level == "block" else expect_tensor(name, args[0], "input")
         if a.rank != 2:
-            raise OpError(f"{name}: needs a 2-D tile, got rank {a.rank}")
-        return tile_result((_ONE, a.shape[1]), a.dtype, valid_shape=(_ONE, a.valid_shape[1]))
+            raise OpError(f"{name}: needs a 2-D {'tile' if level == 'block' else 'tensor'}, got rank {a.rank}")
+        if isinstance(a, TileType):
+            return tile_result((_ONE, a.shape[1]), a.dtype, valid_shape=(_ONE, a.valid_shape[1]))
+        return result_like(a, (_ONE, a.shape[1]))
     return infer
 
 
@@ -68,11 +70,16 @@ def row_reduction(name: str, ref, pto: str, doc: str) -> tuple:
     return tile, tensor
 
 
-def col_reduction(name: str, ref, pto: str, doc: str, dsl: tuple[str, ...] | None = None):
-    """`block.<name>` ([R, C] tile -> [1, C], optional scratch tile) and `pl.<name>`."""
-    return define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
+def col_reduction(name: str, ref, pto: str, doc: str, dsl: tuple[str, ...] | None = None, tensor: bool = False):
+    """`block.<name>` ([R, C] tile -> [1, C], optional scratch tile) and `pl.<name>`; with `tensor`,
+    also `tensor.<name>` (its tile form the block op; `pl.tensor.<name>`)."""
+    tile = define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
                   _col_reduce_rule(f"block.{name}"), traits=COL_REDUCE, reference=ref, pto=pto, pipe=V,
                   dsl=dsl if dsl is not None else (f"pl.block.{name}", f"pl.{name}"), doc=doc)
+    if tensor:
+        define(f"tensor.{name}", [arg("input", "tensor")], _col_reduce_rule(f"tensor.{name}", "tensor"),
+               traits=COL_REDUCE, reference=ref, tile_form=tile, dsl=(f"pl.tensor.{name}",), doc=doc)
+    return tile
 
 
 for _name, _fn, _pto in (("row_sum", np.sum, "trowsum"), ("row_max", np.max, "trowmax"),
@@ -84,7 +91,7 @@ row_reduction("row_absmax", _keep(lambda x, axis, keepdims: np.max(np.abs(x), ax
 
 for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
                          ("col_min", np.min, "tcolmin")):
-    col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile")
+    col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
 
 
 # sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)

@@ -135,6 +135,22 @@ def test_reductions(op, ref, keepdim):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("op, ref", [(pypto.amax, np.max), (pypto.amin, np.min), (pypto.sum, np.sum)],
+                         ids=["amax", "amin", "sum"])
+@pytest.mark.parametrize("keepdim", [True, False])
+def test_column_reductions(op, ref, keepdim):
+    x, *_ = _inputs(16)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        return op(a, dim=0, keepdim=keepdim) * 1.0
+
+    want = ref(x.astype(np.float64), axis=0, keepdims=keepdim)
+    got = k(x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_inplace_operators_and_python_loops():
     """`acc += x` updates the handle; a plain Python `for` unrolls while tracing."""
     x, y, *_ = _inputs(16)

@@ -511,6 +511,8 @@ for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softpl
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{{_src}}})", (_src,), dynamic=True,
                      tol=("ulp", 4) if _n == "softplus" else "exact" if _n in ("sqrt", "rsqrt", "recip", "neg", "abs",
                                                                                 "relu") else ("ulp", 2)))
+for _n in ("col_sum", "col_max", "col_min"):  # (not row-local: static windows only)
+    TCASES.append(_t(f"tensor.{_n}", f"pl.tensor.{_n}({{a}})", ("a",), tol=SUM if _n == "col_sum" else "exact"))
 for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{a}})", ("a",), dynamic=True, tol=SUM if _n == "row_sum" else "exact",
                      dyn_shape="[M, 1]"))
