@@ -171,10 +171,14 @@ def publish(out: Path, staged: Path, program: str) -> None:
                 if p is not None and (p.is_file() or p.is_symlink()):
                     p.unlink()
                     emptied.update(q for q in p.parents if q != out and out in q.parents)
-            for rel in new:
-                dest = out / rel
-                make_dirs(dest.parent)
-                os.replace(staged / rel, dest)
+            if not old and not any((out / top.name).exists() for top in staged.iterdir()):
+                for top in list(staged.iterdir()):  # a fresh directory: move whole subtrees (fewer dir ops)
+                    os.replace(top, out / top.name)
+            else:
+                for rel in new:
+                    dest = out / rel
+                    make_dirs(dest.parent)
+                    os.replace(staged / rel, dest)
             for d in sorted(emptied, key=lambda q: len(q.parts), reverse=True):
                 if d.is_dir() and not any(d.iterdir()):
                     d.rmdir()
