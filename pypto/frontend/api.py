@@ -15,6 +15,50 @@ from .symbolic import SymbolicScalar, ceildiv, sym_max, sym_min
 from .tensor import _DTYPES, DYN, DYNAMIC, STATIC, Tensor
 
 
+class TileOpFormat(enum.IntEnum):
+    """Tensor layouts of the reference (NZ is the matrix unit's fractal layout): accepted, ND here."""
+
+    TILEOP_ND = 0
+    TILEOP_NZ = 1
+
+
+class CastMode(enum.IntEnum):
+    """Rounding of `pypto.cast` (reference spellings)."""
+
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_ROUND = 2
+    CAST_FLOOR = 3
+    CAST_CEIL = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+
+class Element:
+    """A typed scalar (`pypto.Element(pypto.DT_INT32, 3)`): usable wherever a number is."""
+
+    def __init__(self, dtype: DataType, value: float | int):
+        self.dtype = dtype
+        self.value = value
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __index__(self) -> int:
+        return int(self.value)
+
+    def __repr__(self) -> str:
+        return f"pypto.Element({self.dtype.name}, {self.value!r})"
+
+
+def bytes_of(dtype: DataType) -> int:
+    """Bytes per element of a dtype."""
+    return dtype.itemsize
+
+
 class RunMode(enum.IntEnum):
     """Where a kernel runs: both run natively on this machine's CPU with real numerics."""
 
@@ -26,6 +70,8 @@ NAMES: dict[str, object] = {
     "jit": jit, "function": function, "dynamic": dynamic, "Tensor": Tensor, "tensor": Tensor,
     "DYNAMIC": DYNAMIC, "DYN": DYN, "STATIC": STATIC, "SymbolicScalar": SymbolicScalar,
     "symbolic_scalar": SymbolicScalar, "ceildiv": ceildiv, "min": sym_min, "max": sym_max, "RunMode": RunMode, "CompStage": CompStage,
+    "TileOpFormat": TileOpFormat, "TILEOP_ND": TileOpFormat.TILEOP_ND, "TILEOP_NZ": TileOpFormat.TILEOP_NZ,
+    "CastMode": CastMode, "Element": Element, "bytes_of": bytes_of,
     "DT_FP64": DataType.FP64 if hasattr(DataType, "FP64") else None,
 }
 NAMES.update(_DTYPES)
@@ -37,7 +83,7 @@ for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "s
               "view", "assemble", "reshape", "unsqueeze", "squeeze", "transpose", "clone", "concat", "matmul",
               "sigmoid", "softmax", "rms_norm", "layer_norm", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10",
               "log1p", "floor", "ceil", "trunc", "round", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
-              "where"):
+              "where", "expand_clone"):
     NAMES[_name] = getattr(ops, _name)
 for _name in _options.names():
     NAMES[_name] = getattr(_options, _name)

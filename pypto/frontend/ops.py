@@ -44,9 +44,12 @@ def _emit(op, args: list, kwargs: dict | None = None, hint: str = "t") -> Tensor
 
 
 def _scalar(v: Any, dtype: DataType) -> Expr:
-    """A Python number or SymbolicScalar as a scalar operand next to a tensor of `dtype`."""
+    """A Python number, `pypto.Element` or SymbolicScalar as a scalar operand next to a tensor of
+    `dtype`."""
     if isinstance(v, SymbolicScalar):
         return v.expr
+    if type(v).__name__ == "Element" and hasattr(v, "value"):
+        v = v.value
     if isinstance(v, bool):
         v = int(v)
     if isinstance(v, float) or dtype.is_float:
@@ -186,16 +189,23 @@ def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A0
 
 def cast(input: Tensor, dtype: Any, mode: Any = None, satmode: Any = None) -> Tensor:  # noqa: A002
     dt = to_dtype(dtype, "pypto.cast")
-    cm = CastMode.round if mode is None else _cast_mode(mode)
+    cm = _cast_mode(mode)
+    if cm is CastMode.none:  # the reference's CAST_NONE: truncate float -> int, round to nearest otherwise
+        cm = CastMode.trunc if input.dtype.is_float and not dt.is_float else CastMode.rint
     return _emit(T.cast, [_val(input, "pypto.cast")], {"target_type": dt, "mode": cm}, hint="cast")
 
 
 def _cast_mode(mode: Any) -> CastMode:
-    if isinstance(mode, CastMode):
-        return mode
-    name = str(getattr(mode, "name", mode)).lower().removeprefix("cast_")
-    return {"none": CastMode.round, "rint": CastMode.rint, "round": CastMode.round, "floor": CastMode.floor,
-            "ceil": CastMode.ceil, "trunc": CastMode.trunc}.get(name, CastMode.round)
+    if mode is None or isinstance(mode, CastMode):
+        return mode or CastMode.none
+    name = str(getattr(mode, "name", mode)).lower().removeprefix("cast_")  # (pypto.CastMode.CAST_RINT, "rint")
+    if name == "odd":
+        raise FrontendError("pypto.cast: CAST_ODD (round to odd) is not supported on the CPU backend", user_span())
+    modes = {"none": CastMode.none, "rint": CastMode.rint, "round": CastMode.round, "floor": CastMode.floor,
+             "ceil": CastMode.ceil, "trunc": CastMode.trunc}
+    if name not in modes:
+        raise FrontendError(f"pypto.cast: unknown cast mode {mode!r}", user_span())
+    return modes[name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,6 +431,11 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     rank = len(input.shape)
     return _emit(T.transpose, [_val(input, "pypto.transpose")], {"axis1": dim0 % rank, "axis2": dim1 % rank},
                  hint="transpose")
+
+
+def expand_clone(input: Tensor, shape: Any, *, valid_shape: Any = None) -> Tensor:  # noqa: A002
+    """The tensor broadcast (size-1 dims repeated) to `shape`, materialised."""
+    return add(zeros(list(shape), dtype=input.dtype), input)
 
 
 def clone(input: Tensor) -> Tensor:  # noqa: A002

@@ -384,3 +384,32 @@ def test_comparisons_masks_and_where():
     np.testing.assert_array_equal(picked, np.maximum(x, y))
     np.testing.assert_array_equal(clipped, np.where(x <= 0, 0, x))
     np.testing.assert_array_equal(same, np.ones_like(x))
+
+
+def test_reference_enums_elements_and_expand_clone():
+    x, *_ = _inputs(16)
+    assert pypto.bytes_of(pypto.DT_BF16) == 2 and pypto.bytes_of(pypto.DT_INT32) == 4
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32), r: pypto.Tensor((1, 64), pypto.DT_FP32)):
+        wide = pypto.expand_clone(r, (16, 64))
+        rounded = pypto.cast(a * 3.0, pypto.DT_INT32, pypto.CastMode.CAST_FLOOR)
+        return wide, rounded, a + pypto.Element(pypto.DT_FP32, 2.5)
+
+    r = x[:1] * 2
+    wide, rounded, shifted = k(x, r)
+    np.testing.assert_array_equal(wide, np.broadcast_to(r, (16, 64)))
+    np.testing.assert_array_equal(rounded, np.floor(x * 3).astype(np.int32))
+    np.testing.assert_array_equal(shifted, x + 2.5)
+
+
+def test_cast_default_truncates_float_to_int():
+    x = np.array([[1.7, -1.7, 2.5, -2.5] * 16] * 16, np.float32)
+
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        return pypto.cast(a, pypto.DT_INT32), pypto.cast(a, pypto.DT_INT32, pypto.CastMode.CAST_RINT)
+
+    trunc, rint = k(x)
+    np.testing.assert_array_equal(trunc, np.trunc(x).astype(np.int32))
+    np.testing.assert_array_equal(rint, np.rint(x).astype(np.int32))
