@@ -40,6 +40,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
     from .convert_tensor_to_block_ops import ConvertTensorToBlockOps
     from .convert_to_ssa import ConvertToSSA
     from .ctrl_flow_transform import CtrlFlowTransform
+    from .dedup_kernels import DedupKernels
     from .flatten_call_expr import FlattenCallExpr
     from .init_memref import InitMemRef
     from .inline_functions import InlineFunctions
@@ -64,6 +65,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
         ScopeTensorOps(),           # tensor compute outside any InCore scope gets one (auto outlining)
         OutlineIncoreScopes(),      # InCore scopes -> InCore kernel functions + calls
         ConvertTensorToBlockOps(),  # inside kernels: tensor ops -> load / tile ops / store
+        DedupKernels(),             # isomorphic kernels share one function
         InitMemRef(),               # every tile gets a buffer (MemRef) in its memory space
         MemoryReuse(),              # tiles with disjoint lifetimes share buffers
         InsertSync(),               # set/wait flags across pipes, barriers within a pipe
