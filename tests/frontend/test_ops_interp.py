@@ -9,19 +9,9 @@ import numpy as np
 import pytest
 
 import pypto
+from tests.programs.frontend_ops import BINARY, UNARY, M, inputs
 
 INTERP = {"platform": "interp"}
-M = pypto.frontend.dynamic("M")
-ROWS = 37  # not a multiple of any row block
-
-
-def _inputs(rows: int = ROWS, cols: int = 64):
-    rng = np.random.default_rng(rows * 7 + cols)
-    x = rng.standard_normal((rows, cols)).astype(np.float32)
-    y = rng.standard_normal((rows, cols)).astype(np.float32)
-    pos = (np.abs(x) + 0.25).astype(np.float32)
-    row = rng.standard_normal((rows, 1)).astype(np.float32)
-    return x, y, pos, row
 
 
 def _kernel(body, n_in: int):
@@ -37,62 +27,18 @@ def _kernel(body, n_in: int):
     return pypto.frontend.jit(k, runtime_options=INTERP)
 
 
-def _sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
-
-UNARY = [
-    ("exp", pypto.exp, np.exp, "x"),
-    ("log", pypto.log, np.log, "pos"),
-    ("sqrt", pypto.sqrt, np.sqrt, "pos"),
-    ("rsqrt", pypto.rsqrt, lambda v: 1 / np.sqrt(v), "pos"),
-    ("reciprocal", pypto.reciprocal, lambda v: 1 / v, "pos"),
-    ("neg", pypto.neg, np.negative, "x"),
-    ("abs", pypto.abs, np.abs, "x"),
-    ("relu", pypto.relu, lambda v: np.maximum(v, 0), "x"),
-    ("sigmoid", pypto.sigmoid, _sigmoid, "x"),
-    ("softplus", pypto.softplus, lambda v: np.logaddexp(0, v), "x"),
-    ("clip", lambda t: pypto.clip(t, -0.5, 0.5), lambda v: np.clip(v, -0.5, 0.5), "x"),
-    ("scalar_left_sub", lambda t: 2.0 - t, lambda v: 2.0 - v, "x"),
-    ("scalar_left_div", lambda t: 2.0 / t, lambda v: 2.0 / v, "pos"),
-    ("scalar_mul_add", lambda t: 3 * t + 1.5, lambda v: 3 * v + 1.5, "x"),
-    ("softmax", lambda t: pypto.softmax(t, -1), lambda v: np.exp(v - v.max(-1, keepdims=True))
-     / np.exp(v - v.max(-1, keepdims=True)).sum(-1, keepdims=True), "x"),
-    ("rms_norm", pypto.rms_norm, lambda v: v / np.sqrt((v * v).mean(-1, keepdims=True) + 1e-6), "x"),
-    ("layer_norm", pypto.layer_norm, lambda v: (v - v.mean(-1, keepdims=True))
-     / np.sqrt(v.var(-1, keepdims=True) + 1e-5), "x"),
-    ("neg_op", lambda t: -t, np.negative, "x"),
-    ("tanh", pypto.tanh, np.tanh, "x"), ("sin", pypto.sin, np.sin, "x"), ("cos", pypto.cos, np.cos, "x"),
-    ("exp2", pypto.exp2, np.exp2, "x"), ("expm1", pypto.expm1, np.expm1, "x"), ("log2", pypto.log2, np.log2, "pos"),
-    ("log10", pypto.log10, np.log10, "pos"), ("log1p", pypto.log1p, np.log1p, "pos"),
-    ("floor", pypto.floor, np.floor, "x"), ("ceil", pypto.ceil, np.ceil, "x"), ("trunc", pypto.trunc, np.trunc, "x"),
-    ("round", pypto.round, np.rint, "x"), ("round2", lambda t: pypto.round(t * 3.0, 2), lambda v: np.round(v * 3, 2),
-                                           "x"),
-    ("max_scalar", lambda t: pypto.maximum(t, 0.25), lambda v: np.maximum(v, 0.25), "x"),
-]
-
-
 @pytest.mark.parametrize("name, op, ref, src", UNARY, ids=[u[0] for u in UNARY])
 def test_unary(name, op, ref, src):
-    x, _, pos, _ = _inputs()
+    x, _, pos, _ = inputs()
     a = {"x": x, "pos": pos}[src]
     out = np.full_like(a, -99)
     _kernel(op, 1)(a, out)
     np.testing.assert_allclose(out, ref(a.astype(np.float64)), rtol=2e-6, atol=2e-6)
 
 
-BINARY = [
-    ("add", pypto.add, np.add), ("sub", pypto.sub, np.subtract), ("mul", pypto.mul, np.multiply),
-    ("div", pypto.div, np.divide), ("maximum", pypto.maximum, np.maximum), ("minimum", pypto.minimum, np.minimum),
-    ("op_add", lambda a, b: a + b, np.add), ("op_sub", lambda a, b: a - b, np.subtract),
-    ("op_mul", lambda a, b: a * b, np.multiply), ("op_div", lambda a, b: a / b, np.divide),
-    ("chain", lambda a, b: pypto.exp(a - b) * 0.5 + a, lambda a, b: np.exp(a - b) * 0.5 + a),
-]
-
-
 @pytest.mark.parametrize("name, op, ref", BINARY, ids=[b[0] for b in BINARY])
 def test_binary(name, op, ref):
-    x, y, pos, _ = _inputs()
+    x, y, pos, _ = inputs()
     b = pos if "div" in name else y
     out = np.full_like(x, -99)
     _kernel(op, 2)(x, b, out)
@@ -105,7 +51,7 @@ def test_binary(name, op, ref):
     ("mul_row", lambda a, r: pypto.mul(a, r), lambda a, r: a * r),
 ])
 def test_row_broadcast(name, fn, ref):
-    x, _, _, row = _inputs()
+    x, _, _, row = inputs()
     row = np.abs(row) + 0.5
 
     @pypto.frontend.jit(runtime_options=INTERP)
@@ -122,7 +68,7 @@ def test_row_broadcast(name, fn, ref):
                                      (pypto.mean, np.mean)], ids=["amax", "amin", "sum", "mean"])
 @pytest.mark.parametrize("keepdim", [True, False])
 def test_reductions(op, ref, keepdim):
-    x, *_ = _inputs(16)
+    x, *_ = inputs(16)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((16, 64), pypto.DT_FP32)):
@@ -139,7 +85,7 @@ def test_reductions(op, ref, keepdim):
                          ids=["amax", "amin", "sum"])
 @pytest.mark.parametrize("keepdim", [True, False])
 def test_column_reductions(op, ref, keepdim):
-    x, *_ = _inputs(16)
+    x, *_ = inputs(16)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((16, 64), pypto.DT_FP32)):
@@ -153,7 +99,7 @@ def test_column_reductions(op, ref, keepdim):
 
 def test_inplace_operators_and_python_loops():
     """`acc += x` updates the handle; a plain Python `for` unrolls while tracing."""
-    x, y, *_ = _inputs(16)
+    x, y, *_ = inputs(16)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((16, 64), pypto.DT_FP32), b: pypto.Tensor((16, 64), pypto.DT_FP32),
@@ -170,7 +116,7 @@ def test_inplace_operators_and_python_loops():
 
 
 def test_structural_ops():
-    x, y, *_ = _inputs(16)
+    x, y, *_ = inputs(16)
     w = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
 
     @pypto.frontend.jit(runtime_options=INTERP)
@@ -192,7 +138,7 @@ def test_structural_ops():
 
 
 def test_cast_and_views_with_valid_shape():
-    x, *_ = _inputs(16)
+    x, *_ = inputs(16)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((16, 64), pypto.DT_FP32), out: pypto.Tensor((16, 64), pypto.DT_FP16)):
@@ -207,7 +153,7 @@ def test_cast_and_views_with_valid_shape():
 def test_loop_over_row_blocks_with_a_ragged_tail(rows):
     """pypto.loop over blocks of 16 rows, each a view whose valid rows are min(16, n - 16 i); the
     result is assembled through an open-ended slice."""
-    x, *_ = _inputs(rows)
+    x, *_ = inputs(rows)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32), out: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32)):
@@ -225,7 +171,7 @@ def test_loop_over_row_blocks_with_a_ragged_tail(rows):
 
 def test_loop_unroll_covers_every_step():
     """loop_unroll([4, 2]) processes 4, then 2, then 1 blocks at a time; together every block once."""
-    x, *_ = _inputs(7 * 8)
+    x, *_ = inputs(7 * 8)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((56, 64), pypto.DT_FP32), out: pypto.Tensor((56, 64), pypto.DT_FP32)):
@@ -343,13 +289,13 @@ def test_a_kernel_called_from_a_kernel_is_inlined():
     def k(x: pypto.Tensor((16, 64), pypto.DT_FP32)):
         return twice(gelu_ish(x))
 
-    x, *_ = _inputs(16)
+    x, *_ = inputs(16)
     np.testing.assert_allclose(k(x), 2 * x / (1 + np.exp(-1.702 * x.astype(np.float64))), rtol=1e-6, atol=1e-6)
 
 
 def test_loop_with_an_unroll_list_replicates_the_body():
     """unroll_list=[4]: loops of step 4 whose body is the user's body 4 times, then the rest."""
-    x, *_ = _inputs(7 * 8)
+    x, *_ = inputs(7 * 8)
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((56, 64), pypto.DT_FP32), out: pypto.Tensor((56, 64), pypto.DT_FP32)):
@@ -366,7 +312,7 @@ def test_loop_with_an_unroll_list_replicates_the_body():
 
 
 def test_comparisons_masks_and_where():
-    x, y, *_ = _inputs()
+    x, y, *_ = inputs()
 
     @pypto.frontend.jit(runtime_options=INTERP)
     def k(a: pypto.Tensor((M, 64), pypto.DT_FP32), b: pypto.Tensor((M, 64), pypto.DT_FP32)):
@@ -387,7 +333,7 @@ def test_comparisons_masks_and_where():
 
 
 def test_reference_enums_elements_and_expand_clone():
-    x, *_ = _inputs(16)
+    x, *_ = inputs(16)
     assert pypto.bytes_of(pypto.DT_BF16) == 2 and pypto.bytes_of(pypto.DT_INT32) == 4
 
     @pypto.frontend.jit(runtime_options=INTERP)
