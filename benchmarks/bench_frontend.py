@@ -163,7 +163,7 @@ def _bench_attention(env, opts) -> list[harness.BenchResult]:
     import torch.nn.functional as F
 
     hd, s, d = 8, 512, 64
-    att = blocks.attention(hd, s, d, qb=64)
+    att = blocks.attention(hd, s, d, qb=128)  # (128 query rows per task, as the pl kernel)
     pl_fa = harness.compile_program(bench_flash_attention.make_program(hd, s, d, 128, 128),
                                     f"flash_attention_{hd}_{s}_{d}")
     rng = np.random.default_rng(4)
