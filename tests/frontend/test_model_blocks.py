@@ -48,3 +48,13 @@ def test_attention():
     B.attention(heads, s, d, qb=64)(q, k, v, o)
     want = F.scaled_dot_product_attention(*(torch.from_numpy(a).view(heads, s, d) for a in (q, k, v)))
     np.testing.assert_allclose(o, want.reshape(heads * s, d).numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_flash_attention_with_a_run_time_branch(platform):
+    s, d = 256, 64
+    q, k, v = (_rand(s, d, seed=10 + i) for i in range(3))
+    o = np.zeros_like(q)
+    B.flash_attention(s, d, platform=platform)(q, k, v, o)
+    want = F.scaled_dot_product_attention(*(torch.from_numpy(a)[None] for a in (q, k, v)))[0]
+    np.testing.assert_allclose(o, want.numpy(), rtol=1e-4, atol=1e-5)

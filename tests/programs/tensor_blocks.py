@@ -70,3 +70,37 @@ def attention(heads: int, s: int, d: int, qb: int = 64):
                 o[rows:rows + qb, :] = pypto.matmul(p, vh)
 
     return attention
+
+
+def flash_attention(s: int, d: int, qb: int = 64, kb: int = 64, platform: str = "cpu"):
+    """One head of attention with an online softmax: a run-time loop over key blocks carrying the
+    running max `m`, sum `l` and output `acc`; the first block initialises them (a run-time `if`
+    on `pypto.is_loop_begin`), the others rescale and accumulate."""
+    scale = 1.0 / d ** 0.5
+
+    @pypto.frontend.jit(runtime_options={"platform": platform})
+    def flash(q: pypto.Tensor((s, d), pypto.DT_FP32), k: pypto.Tensor((s, d), pypto.DT_FP32),
+              v: pypto.Tensor((s, d), pypto.DT_FP32), o: pypto.Tensor((s, d), pypto.DT_FP32)):
+        for i in pypto.loop(0, s // qb, name="queries", idx_name="i"):
+            q_blk = q[i * qb:(i + 1) * qb, :]
+            m = pypto.tensor((qb, 1), pypto.DT_FP32)
+            l = pypto.tensor((qb, 1), pypto.DT_FP32)  # noqa: E741
+            acc = pypto.tensor((qb, d), pypto.DT_FP32)
+            for j in pypto.loop(0, s // kb, name="keys", idx_name="j"):
+                sc = pypto.matmul(q_blk, k[j * kb:(j + 1) * kb, :], b_trans=True) * scale
+                m_blk = pypto.amax(sc, -1, keepdim=True)
+                if pypto.cond(pypto.is_loop_begin(j)):
+                    p = pypto.exp(sc - m_blk)
+                    m[:] = m_blk
+                    l[:] = pypto.sum(p, -1, keepdim=True)
+                    acc[:] = pypto.matmul(p, v[j * kb:(j + 1) * kb, :])
+                else:
+                    m_new = pypto.maximum(m, m_blk)
+                    c = pypto.exp(m - m_new)
+                    p = pypto.exp(sc - m_new)
+                    l[:] = l * c + pypto.sum(p, -1, keepdim=True)
+                    acc[:] = acc * c + pypto.matmul(p, v[j * kb:(j + 1) * kb, :])
+                    m[:] = m_new
+            o[i * qb:(i + 1) * qb, :] = acc / l
+
+    return flash
