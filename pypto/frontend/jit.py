@@ -275,7 +275,8 @@ class JitFunction:
             from . import graphs
 
             _dump_beside(compiled, graphs.levels(program, compiled.program))
-        return _Runner(compiled, self._n_returned, self._copy_back, _run_config(opts["runtime_options"]))
+        return _Runner(compiled, self._n_returned, self._copy_back,
+                       _run_config(opts["runtime_options"], opts["debug_options"]))
 
     def _stop_at(self, stage: int, key: tuple, consts: dict[str, Any]) -> None:
         from pypto import ir
@@ -431,9 +432,11 @@ def _copy_into(dst: Any, src: Any) -> None:
 _NOTED: set[str] = set()
 
 
-def _run_config(runtime_options: dict[str, Any]) -> Any:
-    """The RunConfig of `runtime_options`: `platform` ("cpu", the default, or "interp"),
-    `num_workers`; `run_mode` NPU and SIM both run natively on this machine's CPU (said once)."""
+def _run_config(runtime_options: dict[str, Any], debug_options: dict[str, Any] | None = None) -> Any:
+    """The RunConfig of the options: `platform` ("cpu", the default, or "interp"), `num_workers`,
+    `device_sched_mode` (1 and 3, L2 affinity: the runtime's "locality" scheduling; 0 and 2: one
+    FIFO ready queue), `runtime_debug_mode` 1 (a swimlane trace of each run, Chrome trace JSON, in
+    the output directory); `run_mode` NPU and SIM both run natively on this CPU (said once)."""
     from pypto.runtime import RunConfig
 
     mode = runtime_options.get("run_mode")
@@ -446,6 +449,11 @@ def _run_config(runtime_options: dict[str, Any]) -> Any:
         kw["platform"] = runtime_options["platform"]
     if "num_workers" in runtime_options:
         kw["num_workers"] = int(runtime_options["num_workers"])
+    sched = runtime_options.get("device_sched_mode")
+    if sched is not None:
+        kw["sched_mode"] = "locality" if int(sched) & 1 else "fifo"
+    if int((debug_options or {}).get("runtime_debug_mode", runtime_options.get("runtime_debug_mode", 0)) or 0) == 1:
+        kw["enable_trace"] = True
     return RunConfig(**kw) if kw else None
 
 

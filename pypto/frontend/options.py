@@ -5,9 +5,11 @@ siblings, `pypto.set_options(...)`, scoped `with pypto.options(...)` / `@pypto.o
 Options a kernel is compiled with are the process-wide ones (innermost scope last) overridden by
 the jit decorator's own dicts. Options that mean something on the CPU are honoured:
 
-  runtime_options   platform ("cpu" | "interp"), num_workers, run_mode (NPU and SIM both run here)
+  runtime_options   platform ("cpu" | "interp"), num_workers, run_mode (NPU and SIM both run here),
+                    device_sched_mode (1 / 3: the runtime's locality scheduling, 0 / 2: FIFO)
   host_options      compile_stage (pypto.CompStage)
-  debug_options     compile_debug_mode (writes the graph levels), report_options (lists the rest)
+  debug_options     compile_debug_mode (writes the graph levels), runtime_debug_mode 1 (a swimlane
+                    trace of each run), report_options (lists the rest)
   vec_tile_shapes / cube_tile_shapes (set_options): as set_vec_tile_shapes / set_cube_tile_shapes
 
 Every other key of the reference is accepted and recorded (it tunes Ascend hardware: partitioning,
@@ -26,8 +28,9 @@ from pypto.errors import InvalidType
 
 GROUPS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options", "debug_options",
           "operation_options")
-HONOURED = {"runtime_options": {"platform", "num_workers", "run_mode"}, "host_options": {"compile_stage"},
-            "debug_options": {"compile_debug_mode", "dump_graph", "report_options"}}
+HONOURED = {"runtime_options": {"platform", "num_workers", "run_mode", "device_sched_mode", "runtime_debug_mode"},
+            "host_options": {"compile_stage"},
+            "debug_options": {"compile_debug_mode", "dump_graph", "report_options", "runtime_debug_mode"}}
 
 # the scope stack: each entry a dict group -> {key: value}; [0] is the process-wide scope
 _SCOPES: list[dict[str, dict[str, Any]]] = [{g: {} for g in GROUPS}]

@@ -54,3 +54,23 @@ def test_extend_params_and_torch_inputs(platform):
     y = linear(x, w, bias)
     assert isinstance(y, torch.Tensor)
     torch.testing.assert_close(y, torch.relu((x @ w + bias) * 0.5), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.native
+def test_schedule_and_swimlane_options():
+    """device_sched_mode picks the runtime's scheduling, runtime_debug_mode 1 writes a swimlane trace."""
+    import json
+
+    @pypto.frontend.jit(runtime_options={"device_sched_mode": 1}, debug_options={"runtime_debug_mode": 1})
+    def k(x: pypto.Tensor((64, 64), pypto.DT_FP32), out: pypto.Tensor((64, 64), pypto.DT_FP32)):
+        for i in pypto.loop(0, 4):
+            out[i * 16:(i + 1) * 16, :] = pypto.exp(x[i * 16:(i + 1) * 16, :])
+
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    out = np.zeros_like(x)
+    k(x, out)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+    (compiled,) = k.compiled_programs
+    trace = json.loads((compiled.output_dir / "trace.json").read_text())
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    assert sum(1 for e in events if e.get("ph") == "X") >= 4  # one event per task at least
