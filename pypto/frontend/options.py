@@ -8,6 +8,7 @@ the jit decorator's own dicts. Options that mean something on the CPU are honour
   runtime_options   platform ("cpu" | "interp"), num_workers, run_mode (NPU and SIM both run here),
                     device_sched_mode (1 / 3: the runtime's locality scheduling, 0 / 2: FIFO)
   host_options      compile_stage (pypto.CompStage)
+  pass_options      sg_set_scope (merge_scopes.py: the ops recorded under one id make one kernel)
   debug_options     compile_debug_mode (writes the graph levels), runtime_debug_mode 1 (a swimlane
                     trace of each run), report_options (lists the rest)
   vec_tile_shapes / cube_tile_shapes (set_options): as set_vec_tile_shapes / set_cube_tile_shapes
@@ -29,7 +30,7 @@ from pypto.errors import InvalidType
 GROUPS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options", "debug_options",
           "operation_options")
 HONOURED = {"runtime_options": {"platform", "num_workers", "run_mode", "device_sched_mode", "runtime_debug_mode"},
-            "host_options": {"compile_stage"},
+            "host_options": {"compile_stage"}, "pass_options": {"sg_set_scope"},
             "debug_options": {"compile_debug_mode", "dump_graph", "report_options", "runtime_debug_mode"}}
 
 # the scope stack: each entry a dict group -> {key: value}; [0] is the process-wide scope

@@ -60,6 +60,7 @@ class _Block:
         self.depth = depth
         self.stmts: list[Stmt] = []
         self.pending: list[tuple] = []  # region writes to tile when the block closes (tile_expand.py)
+        self.scope_of: dict[int, int] = {}  # id(statement) -> the sg_set_scope id it was recorded under
 
 
 class Tracer:
@@ -90,7 +91,13 @@ class Tracer:
         return len(self.blocks) - 1
 
     def emit(self, stmt: Stmt) -> None:
-        self.blocks[-1].stmts.append(stmt)
+        from .merge_scopes import current_scope
+
+        block = self.blocks[-1]
+        block.stmts.append(stmt)
+        sid = current_scope()
+        if sid >= 0:
+            block.scope_of[id(stmt)] = sid
 
     def let(self, hint: str, value: Expr, span: Span) -> Var:
         v = Var(self.fresh(hint), value.type, span=span)
@@ -175,6 +182,10 @@ class Tracer:
 
         if self.blocks[-1].pending:
             expand_block(self, self.blocks[-1], keep)
+        if self.blocks[-1].scope_of:
+            from .merge_scopes import merge_block
+
+            merge_block(self.blocks[-1], keep)
 
     # --- run-time branches (control.py: _Branch)
     def branch_open(self) -> dict[int, tuple[Any, Var]]:

@@ -144,11 +144,11 @@ def test_options_scopes_and_the_report_of_ignored_options(capsys):
             assert pypto.get_runtime_options() == {"platform": "interp"}
         err = capsys.readouterr().err
         assert "pass_options.vec_nbuffer_setting" in err and "runtime_options.platform" not in err
-        pypto.set_pass_options(sg_set_scope=1)
+        pypto.set_pass_options(cube_l1_reuse_setting=2)
         pypto.set_runtime_options(platform="interp")
         np.testing.assert_array_equal(k(x), x + 1)
         assert len(k.compiled_programs) == 2  # (the options are part of the specialisation)
-        assert "pass_options.sg_set_scope" in capsys.readouterr().err
+        assert "pass_options.cube_l1_reuse_setting" in capsys.readouterr().err
     finally:
         pypto.reset_options()
     assert pypto.get_pass_options() == {} and len(pypto.get_options_tree()) == 1

@@ -67,3 +67,27 @@ def test_a_tile_that_does_not_fit_is_an_error():
 
     with pytest.raises(pypto.frontend.FrontendError, match="does not fit the vector memory"):
         pypto.frontend.jit(k, runtime_options=INTERP)(np.zeros((64, 8192), np.float32))
+
+
+@pytest.mark.parametrize("scope", [False, True])
+def test_sg_set_scope_merges_what_the_pipeline_would_split(scope):
+    """A view between two computations splits them into two kernels; recorded under one
+    sg_set_scope id they are one kernel, with the same numbers."""
+    def k(x: pypto.Tensor((64, 64), pypto.DT_FP32)):
+        if scope:
+            pypto.set_pass_options(sg_set_scope=1)
+        a = pypto.exp(x)
+        c = a[0:32, :] * 2.0 + 1.0
+        if scope:
+            pypto.set_pass_options(sg_set_scope=-1)
+        return c
+
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    try:
+        jk = pypto.frontend.jit(k, runtime_options=INTERP)
+        np.testing.assert_allclose(jk(x), np.exp(x[:32]) * 2 + 1, rtol=1e-6)
+        program = jk.compiled_programs[-1].program
+        kernels = [f for f in program.functions if f.func_type is ir.FunctionType.InCore]
+        assert len(kernels) == (1 if scope else 2)
+    finally:
+        pypto.reset_options()
