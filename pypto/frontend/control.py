@@ -30,16 +30,40 @@ def loop(*args: Any, name: str | None = None, idx_name: str | None = None, unrol
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
     if unroll_list:
         return _replicated(start, stop, step, name, idx_name, unroll_list)
+    n = _nbuffer()
+    if n > 1:  # vec_nbuffer_setting: n iterations per task, their ops merged into one kernel
+        return _replicated(start, stop, step, name, idx_name, [n], merge=True)
     return _loop(start, stop, step, name, idx_name, unroll_list, parallel)
 
 
-def _replicated(start, stop, step, name, idx_name, unroll_list) -> Iterator[SymbolicScalar]:
+def _nbuffer() -> int:
+    """The breadth-merge count of `pass_options["vec_nbuffer_setting"]` for all loops (an int, or
+    the `-1` / `"DEFAULT"` entry of its dict); 1 when unset."""
+    from .options import traced_option
+
+    v = traced_option("pass_options", "vec_nbuffer_setting")
+    if isinstance(v, dict):
+        v = v.get(-1, v.get("DEFAULT", 1))
+    try:
+        return max(1, int(v)) if v is not None else 1
+    except (TypeError, ValueError):
+        return 1
+
+
+def _replicated(start, stop, step, name, idx_name, unroll_list, merge: bool = False) -> Iterator[SymbolicScalar]:
     """`pypto.loop(..., unroll_list=[k, ...])`: for each factor (largest first) a loop of step
     `step * k` over the part that fits whose body is the user's body k times (indices idx, idx +
-    step, ...), then the rest with the smaller factors."""
+    step, ...), then the rest with the smaller factors. With `merge`, the k bodies of an iteration
+    are recorded under one fusion scope (one kernel: merge_scopes.py)."""
+    tr = current("pypto.loop")
     for idx, k in loop_unroll(start, stop, step, unroll_list=unroll_list, name=name, idx_name=idx_name):
-        for j in range(k):
-            yield idx if j == 0 else SymbolicScalar(build(Add, idx, j * step))
+        if merge and k > 1:
+            tr.forced_scope = 1_000_000 + tr.loop_count  # (an id no user scope takes)
+        try:
+            for j in range(k):
+                yield idx if j == 0 else SymbolicScalar(build(Add, idx, j * step))
+        finally:
+            tr.forced_scope = None
 
 
 def _loop(start, stop, step, name, idx_name, unroll_list, parallel) -> Iterator[SymbolicScalar]:

@@ -219,6 +219,7 @@ class JitFunction:
         from .control import _GLOBAL_TILES
 
         tr.vec_tile_shapes, tr.cube_tile_shapes = _GLOBAL_TILES["vec"], _GLOBAL_TILES["cube"]
+        tr.options = {g: dict(v) for g, v in self._options().items()}
         params, handles, call_args = [], [], {}
         with tracing(tr):
             for entry in key:

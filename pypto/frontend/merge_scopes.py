@@ -15,9 +15,9 @@ from pypto.ir.variables import used_vars
 
 
 def current_scope() -> int:
-    from .options import get_pass_options
+    from .options import traced_option
 
-    v = get_pass_options().get("sg_set_scope", -1)
+    v = traced_option("pass_options", "sg_set_scope", -1)
     if isinstance(v, (tuple, list)):
         v = v[0] if v else -1
     try:

@@ -8,7 +8,8 @@ the jit decorator's own dicts. Options that mean something on the CPU are honour
   runtime_options   platform ("cpu" | "interp"), num_workers, run_mode (NPU and SIM both run here),
                     device_sched_mode (1 / 3: the runtime's locality scheduling, 0 / 2: FIFO)
   host_options      compile_stage (pypto.CompStage)
-  pass_options      sg_set_scope (merge_scopes.py: the ops recorded under one id make one kernel)
+  pass_options      sg_set_scope (merge_scopes.py: the ops recorded under one id make one kernel),
+                    vec_nbuffer_setting (n loop iterations per task, one kernel)
   debug_options     compile_debug_mode (writes the graph levels), runtime_debug_mode 1 (a swimlane
                     trace of each run), report_options (lists the rest)
   vec_tile_shapes / cube_tile_shapes (set_options): as set_vec_tile_shapes / set_cube_tile_shapes
@@ -30,7 +31,7 @@ from pypto.errors import InvalidType
 GROUPS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options", "debug_options",
           "operation_options")
 HONOURED = {"runtime_options": {"platform", "num_workers", "run_mode", "device_sched_mode", "runtime_debug_mode"},
-            "host_options": {"compile_stage"}, "pass_options": {"sg_set_scope"},
+            "host_options": {"compile_stage"}, "pass_options": {"sg_set_scope", "vec_nbuffer_setting"},
             "debug_options": {"compile_debug_mode", "dump_graph", "report_options", "runtime_debug_mode"}}
 
 # the scope stack: each entry a dict group -> {key: value}; [0] is the process-wide scope
@@ -42,6 +43,22 @@ VERSION = [0]  # bumped on every change (the jit's warm path keys on it)
 def _set(group: str, kw: dict[str, Any]) -> None:
     _SCOPES[-1][group].update(kw)
     VERSION[0] += 1
+    from .trace import active
+
+    tr = active()
+    if tr is not None:  # set inside a kernel: ops recorded from here on see it
+        tr.options.setdefault(group, {}).update(kw)
+
+
+def traced_option(group: str, key: str, default: Any = None) -> Any:
+    """An option as the op being recorded sees it: the trace's (the decorator's over the scopes',
+    updated by set_*_options calls in the kernel), else the scopes'."""
+    from .trace import active
+
+    tr = active()
+    if tr is not None:
+        return tr.options.get(group, {}).get(key, default)
+    return _get(group).get(key, default)
 
 
 def _get(group: str) -> dict[str, Any]:

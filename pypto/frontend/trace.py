@@ -78,6 +78,8 @@ class Tracer:
         self.loop_vars: list[str] = []
         self.loop_ranges: dict[Var, tuple[Expr, Expr]] = {}  # loop index -> (start, stop) of open loops
         self.loop_steps: dict[Var, Expr] = {}
+        self.forced_scope: int | None = None  # a fusion scope id set by the frontend (vec_nbuffer_setting)
+        self.options: dict[str, dict] = {}  # the options in force while tracing (options.traced_option)
 
     # --- names and statements
     def fresh(self, hint: str) -> str:
@@ -95,7 +97,7 @@ class Tracer:
 
         block = self.blocks[-1]
         block.stmts.append(stmt)
-        sid = current_scope()
+        sid = self.forced_scope if self.forced_scope is not None else current_scope()
         if sid >= 0:
             block.scope_of[id(stmt)] = sid
 

@@ -139,11 +139,11 @@ def test_options_scopes_and_the_report_of_ignored_options(capsys):
 
     try:
         with pypto.options(name="scope", runtime_options={"platform": "interp"},
-                           pass_options={"vec_nbuffer_setting": {-1: 2}}):
+                           pass_options={"cube_nbuffer_setting": {-1: 2}}):
             np.testing.assert_array_equal(k(x), x + 1)
             assert pypto.get_runtime_options() == {"platform": "interp"}
         err = capsys.readouterr().err
-        assert "pass_options.vec_nbuffer_setting" in err and "runtime_options.platform" not in err
+        assert "pass_options.cube_nbuffer_setting" in err and "runtime_options.platform" not in err
         pypto.set_pass_options(cube_l1_reuse_setting=2)
         pypto.set_runtime_options(platform="interp")
         np.testing.assert_array_equal(k(x), x + 1)

@@ -91,3 +91,19 @@ def test_sg_set_scope_merges_what_the_pipeline_would_split(scope):
         assert len(kernels) == (1 if scope else 2)
     finally:
         pypto.reset_options()
+
+
+def test_vec_nbuffer_setting_merges_iterations_into_one_task():
+    """vec_nbuffer_setting {-1: 2}: each task runs two iterations of the loop (one kernel holding both
+    bodies), a third iteration left over runs alone."""
+    @pypto.frontend.jit(runtime_options=INTERP, pass_options={"vec_nbuffer_setting": {-1: 2}})
+    def k(x: pypto.Tensor((80, 64), pypto.DT_FP32), out: pypto.Tensor((80, 64), pypto.DT_FP32)):
+        for i in pypto.loop(0, 5):
+            out[i * 16:(i + 1) * 16, :] = pypto.exp(x[i * 16:(i + 1) * 16, :]) * 2.0
+
+    x = np.random.default_rng(0).standard_normal((80, 64)).astype(np.float32)
+    out = np.zeros_like(x)
+    k(x, out)
+    np.testing.assert_allclose(out, 2 * np.exp(x), rtol=1e-6)
+    text = ir.python_print(k.lower(x, out))
+    assert "pl.range(0, 4, 2)" in text and "pl.range(4, 5)" in text and text.count("with pl.incore():") == 1
