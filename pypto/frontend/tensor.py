@@ -98,15 +98,7 @@ class Tensor:
         tr = active()
         dtype = DataType.FP32 if dtype is None and tr is not None else dtype
         spec = TensorSpec(shape, dtype, name)
-        self._spec = spec
-        self._var = None
-        self._param = False
-        self._storage = False
-        self._written = False
-        self._detached = False
-        self._escaped = None
-        self._hint = name or "t"
-        self._depth = 0
+        self._reset(spec, None, name or "t", 0)
         if tr is not None:  # a new tensor inside a kernel
             if spec.dims is None or any(d is Ellipsis or isinstance(d, StatusType) for d in spec.dims):
                 raise FrontendError("pypto.tensor inside a kernel needs its full shape (ints or symbolic sizes)",
@@ -129,18 +121,21 @@ class Tensor:
     @classmethod
     def _wrap(cls, var: Var, hint: str = "t", depth: int | None = None) -> Tensor:
         t = object.__new__(cls)
-        t._spec = None
-        t._param = False
-        t._storage = False
-        t._written = False
-        t._detached = False
-        t._escaped = None
-        t._hint = hint
         tr = current("a tensor")
-        t._var = var
-        t._depth = tr.depth if depth is None else depth
+        t._reset(None, var, hint, tr.depth if depth is None else depth)
         tr.handles.append(t)
         return t
+
+    def _reset(self, spec: TensorSpec | None, var: Var | None, hint: str, depth: int) -> None:
+        self._spec = spec
+        self._var = var
+        self._hint = hint
+        self._depth = depth
+        self._param = False  # a kernel parameter (the caller's array)
+        self._storage = False  # a tensor with storage of its own (pypto.tensor)
+        self._written = False  # written through region views (its value is not carried)
+        self._detached = False  # a parameter rebound as a whole (copied back after the run)
+        self._escaped = None  # the span of the loop or branch it was made in, once that has closed
 
     def _set(self, var: Var, depth: int) -> None:
         self._var = var

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pypto.errors import InvalidState
-from pypto.ir.builder import _positions
+from pypto.ir.builder import frame_span
 from pypto.ir.diagnostics import LocatedError
 from pypto.ir.expr import Expr, IterArg, Var, scalar_type
 from pypto.ir.op import OpError, create_op_call
@@ -42,15 +42,7 @@ def user_span() -> Span:
     f = sys._getframe(1)
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG + os.sep):
         f = f.f_back
-    if f is None:
-        return UNKNOWN_SPAN
-    pos = _positions(f.f_code)
-    k = f.f_lasti // 2
-    if k < len(pos) and pos[k][0] is not None:
-        line, end_line, col, end_col = pos[k]
-        return Span(f.f_code.co_filename, line, col or 0, -1 if end_line is None else end_line,
-                    -1 if end_col is None else end_col)
-    return Span(f.f_code.co_filename, f.f_lineno, 0)
+    return frame_span(f)
 
 
 class _Block:

@@ -83,6 +83,11 @@ def caller_span() -> Span:
     f = sys._getframe(1)
     while f is not None and f.f_code.co_filename == __file__:
         f = f.f_back
+    return frame_span(f)
+
+
+def frame_span(f: Any) -> Span:
+    """The span (line and columns) of the instruction a frame is executing."""
     if f is None:
         return UNKNOWN_SPAN
     pos = _positions(f.f_code)
@@ -576,5 +581,5 @@ def _returns(types: tuple[Type, ...]) -> Type:
 
 __all__ = [
     "BuilderError", "FunctionBuilder", "ForLoopBuilder", "IRBuilder", "IfBuilder", "ProgramBuilder",
-    "ScopeBuilder", "WhileLoopBuilder", "as_expr", "caller_span",
+    "ScopeBuilder", "WhileLoopBuilder", "as_expr", "caller_span", "frame_span",
 ]
