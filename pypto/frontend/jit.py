@@ -158,12 +158,14 @@ class JitFunction:
         non-tensor arguments."""
         specs = self._annotations()
         consts, key = {}, [("__options__", _opts.key_of(self._options()))]
+        groups: dict[int, str] = {}  # size of a pypto.DYNAMIC dim at this call -> the dim that names it
         for name, v in bound.arguments.items():
             info = _array_info(name, v)
             if info is None and name in specs:
                 raise JitArgumentError(f"parameter '{name}' is a tensor ({specs[name]}); got {type(v).__name__}")
             if info is not None:
-                key.append((name, info.dtype, self._check(name, specs.get(name), info)))
+                dims = self._check(name, specs.get(name), info)
+                key.append((name, info.dtype, _dynamic_groups(dims, info.shape, groups, name, specs.get(name))))
             else:
                 consts[name] = v
                 key.append((name, _const_key(name, v)))
@@ -221,6 +223,7 @@ class JitFunction:
         tr.vec_tile_shapes, tr.cube_tile_shapes = _GLOBAL_TILES["vec"], _GLOBAL_TILES["cube"]
         tr.options = {g: dict(v) for g, v in self._options().items()}
         params, handles, call_args = [], [], {}
+        shared: dict[str, DynVar] = {}
         with tracing(tr):
             for entry in key:
                 name = entry[0]
@@ -234,7 +237,10 @@ class JitFunction:
                 shape = []
                 for i, d in enumerate(dims):
                     sd = spec.dims[i] if spec is not None and spec.dims and i < len(spec.dims) else None
-                    if d is not None:
+                    if isinstance(d, str):  # a pypto.DYNAMIC dim, named by the first of its size
+                        shared.setdefault(d, DynVar(d, scalar_type(DataType.INDEX)))
+                        shape.append(shared[d])
+                    elif d is not None:
                         shape.append(d)
                     elif isinstance(sd, SymbolicScalar):
                         shape.append(sd.expr)
@@ -389,6 +395,21 @@ def _returned(result: Any, name: str) -> list[Tensor]:
             raise FrontendError(f"{name} returned a {type(r).__name__}; a kernel returns tensors (or nothing, "
                                 "writing its outputs in place)")
     return items
+
+
+def _dynamic_groups(dims: tuple, shape: tuple, groups: dict[int, str], name: str, spec: Any) -> tuple:
+    """The key's dims of one argument: a `pypto.DYNAMIC` dim becomes the name of the first dynamic
+    dim of this call with the same size (`x_d0`), so dims equal at the call share one dynamic
+    size in the program (elementwise ops and row tiling need to know they are equal) and the
+    program serves every call with the same pattern of equal sizes."""
+    out = []
+    for i, (d, n) in enumerate(zip(dims, shape)):
+        sd = spec.dims[i] if spec is not None and spec.dims and i < len(spec.dims) else None
+        if d is None and not isinstance(sd, SymbolicScalar):
+            out.append(groups.setdefault(int(n), f"{name}_d{i}"))
+        else:
+            out.append(d)
+    return tuple(out)
 
 
 def _const_key(name: str, v: Any) -> Any:

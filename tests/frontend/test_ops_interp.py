@@ -359,3 +359,21 @@ def test_cast_default_truncates_float_to_int():
     trunc, rint = k(x)
     np.testing.assert_array_equal(trunc, np.trunc(x).astype(np.int32))
     np.testing.assert_array_equal(rint, np.rint(x).astype(np.int32))
+
+
+def test_equal_dynamic_dims_share_one_size():
+    """Two pypto.DYNAMIC row counts equal at the call are one dynamic size of the program (so the
+    elementwise kernel is tiled over rows, and a boolean mask works there); another pattern of
+    equal sizes compiles again."""
+    @pypto.frontend.jit(runtime_options=INTERP)
+    def k(a: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32), b: pypto.Tensor((pypto.DYNAMIC, 64), pypto.DT_FP32)):
+        m = pypto.cast(a > b, pypto.DT_BOOL)
+        return m, pypto.where(m, a, b)
+
+    for rows in (37, 50):
+        x, y, *_ = inputs(rows)
+        m, w = k(x, y)
+        assert m.dtype == np.bool_
+        np.testing.assert_array_equal(m, x > y)
+        np.testing.assert_array_equal(w, np.maximum(x, y))
+    assert len(k.compiled_programs) == 1
