@@ -63,8 +63,9 @@ def levels(tensor: Program, compiled_program: Program | None = None) -> dict[str
     return {k: v for k, v in out.items() if v is not None}
 
 
-def function_graph(fn: Function) -> dict[str, Any]:
-    """Nodes and edges of one function (see the module docstring)."""
+def function_graph(fn: Function, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """Nodes and edges of one function (see the module docstring); `labels`: value name -> the
+    semantic label it was recorded under (the tensor level)."""
     nodes: list[dict[str, Any]] = []
     producer: dict[Var, int] = {p: -1 for p in fn.params}
     edges: list[dict[str, Any]] = []
@@ -101,6 +102,7 @@ def function_graph(fn: Function) -> dict[str, Any]:
                       "result": s.var.name if isinstance(s, AssignStmt) else None,
                       "type": type_str(value.type) if value.type is not None else None,
                       "source": f"{span.filename}:{span.begin_line}" if span.is_known else None,
+                      "label": (labels or {}).get(s.var.name) if isinstance(s, AssignStmt) else None,
                       "scope": list(scope)})
         for v in used_vars(value):
             src = producer.get(v)
@@ -114,12 +116,14 @@ def function_graph(fn: Function) -> dict[str, Any]:
             "edges": edges}
 
 
-def program_graph(level: str, program: Program) -> dict[str, Any]:
-    return {"level": level, "program": program.name, "functions": [function_graph(f) for f in program.functions]}
+def program_graph(level: str, program: Program, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"level": level, "program": program.name,
+            "functions": [function_graph(f, labels) for f in program.functions]}
 
 
-def dump(graphs: dict[str, Program], out_dir: str | Path) -> list[Path]:
-    """Write `<level>_graph.py` (printed IR) and `<level>_graph.json` for each level; their paths."""
+def dump(graphs: dict[str, Program], out_dir: str | Path, labels: dict[str, str] | None = None) -> list[Path]:
+    """Write `<level>_graph.py` (printed IR) and `<level>_graph.json` for each level; their paths.
+    `labels` (semantic labels of the tensor level's values) go into the tensor graph's nodes."""
     from pypto.support.files import atomic_write, make_dirs
 
     out = Path(out_dir)
@@ -128,7 +132,7 @@ def dump(graphs: dict[str, Program], out_dir: str | Path) -> list[Path]:
     for level, prog in graphs.items():
         py, js = out / f"{level}_graph.py", out / f"{level}_graph.json"
         atomic_write(py, python_print(prog))
-        atomic_write(js, json.dumps(program_graph(level, prog), indent=1))
+        atomic_write(js, json.dumps(program_graph(level, prog, labels if level == "tensor" else None), indent=1))
         paths += [py, js]
     return paths
 

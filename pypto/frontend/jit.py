@@ -91,6 +91,7 @@ class JitFunction:
         self._specs: dict[str, TensorSpec] | None = None
         self._programs: dict[Any, Any] = {}
         self._rewritten: Any = None
+        self.labels: dict[str, str] = {}
         self._memo: dict[tuple, tuple] = {}  # argument kinds (_memo_key) -> (program, tensor positions)
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
@@ -261,6 +262,7 @@ class JitFunction:
             copied = [h for h in written if h._detached and not any(h is o for o in outs)]
             values = [t._value() for t in outs] + [h._value() for h in copied] + [h._value() for h in inplace]
             body.append(ReturnStmt(tuple(values)))
+        self.labels = dict(tr.labels)  # (the semantic labels of the last trace: graphs.dump)
         dirs = tuple(ParamDirection.InOut if any(h is w for w in inplace) else ParamDirection.In for h in handles)
         tensor_names = [h._hint for h in handles]
         self._copy_back = tuple(tensor_names.index(h._hint) for h in copied)
@@ -281,7 +283,7 @@ class JitFunction:
         if debug.get("compile_debug_mode") or debug.get("dump_graph"):  # the four graph levels beside the build
             from . import graphs
 
-            _dump_beside(compiled, graphs.levels(program, compiled.program))
+            _dump_beside(compiled, graphs.levels(program, compiled.program), self.labels)
         return _Runner(compiled, self._n_returned, self._copy_back,
                        _run_config(opts["runtime_options"], opts["debug_options"]))
 
@@ -299,7 +301,7 @@ class JitFunction:
             compiled = ir.compile(traced, skip_ptoas=True)
             levels = graphs.levels(traced, compiled.program)
         out = Path(config.output_root) / f"{self.fn.__name__}_stage{stage}"
-        paths = graphs.dump(levels, out)
+        paths = graphs.dump(levels, out, self.labels)
         print(f"pypto: {self.fn.__name__}: compile_stage {graphs.CompStage(stage).name}: graphs in {out} "
               f"({len(paths)} files); nothing was run", file=sys.stderr)
 
@@ -323,8 +325,8 @@ class JitFunction:
         if out_dir is None:
             bound = self._sig.bind(*args, **kwargs)
             bound.apply_defaults()
-            return _dump_beside(self._program(*self._key(bound)).compiled, levels)
-        return graphs.dump(levels, out_dir)
+            return _dump_beside(self._program(*self._key(bound)).compiled, levels, self.labels)
+        return graphs.dump(levels, out_dir, self.labels)
 
     @property
     def compiled_programs(self) -> list[Any]:
@@ -339,7 +341,7 @@ class JitFunction:
         return self.trace(key, consts)
 
 
-def _dump_beside(compiled: Any, levels: dict[str, Any]) -> list[Path]:
+def _dump_beside(compiled: Any, levels: dict[str, Any], labels: dict[str, str] | None = None) -> list[Path]:
     """Write the graph levels into the compiled program's output directory (`graphs/`), recorded
     as the compile's own files."""
     from pypto.compile.output import record
@@ -347,7 +349,7 @@ def _dump_beside(compiled: Any, levels: dict[str, Any]) -> list[Path]:
     from . import graphs
 
     out = Path(compiled.output_dir)
-    paths = graphs.dump(levels, out / "graphs")
+    paths = graphs.dump(levels, out / "graphs", labels)
     for p in paths:
         record(out, p)
     return paths

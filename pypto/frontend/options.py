@@ -173,7 +173,7 @@ class options(contextlib.ContextDecorator):  # noqa: N801  (the reference's spel
 
 
 def set_semantic_label(label: str) -> None:
-    """Tag the ops recorded from here on (recorded; graphs and swimlanes do not show it yet)."""
+    """Tag the ops recorded from here on (the tensor graph's JSON shows the label; "" ends it)."""
     _LABEL[0] = str(label)
 
 

@@ -72,6 +72,7 @@ class Tracer:
         self.loop_steps: dict[Var, Expr] = {}
         self.forced_scope: int | None = None  # a fusion scope id set by the frontend (vec_nbuffer_setting)
         self.options: dict[str, dict] = {}  # the options in force while tracing (options.traced_option)
+        self.labels: dict[str, str] = {}  # value name -> the semantic label it was recorded under
 
     # --- names and statements
     def fresh(self, hint: str) -> str:
@@ -96,6 +97,11 @@ class Tracer:
     def let(self, hint: str, value: Expr, span: Span) -> Var:
         v = Var(self.fresh(hint), value.type, span=span)
         self.emit(AssignStmt(v, value, span=span))
+        from .options import get_semantic_label
+
+        label = get_semantic_label()
+        if label:  # (set_semantic_label: shown in the tensor graph's JSON)
+            self.labels[v.name] = label
         return v
 
     def let_early(self, hint: str, value: Expr, span: Span) -> Var:

@@ -67,3 +67,22 @@ def test_dump_graphs_of_a_compiled_kernel(tmp_path):
     execution = json.loads((tmp_path / "execution_graph.json").read_text())
     calls = [n for f in execution["functions"] for n in f["nodes"] if n["op"].startswith("scaled_softmax")]
     assert calls and calls[0]["scope"][0].startswith("for ")  # one task per loop iteration
+
+
+def test_semantic_labels_appear_in_the_tensor_graph():
+    def labelled(x: pypto.Tensor((16, 64), pypto.DT_FP32)):
+        a = pypto.exp(x)
+        pypto.set_semantic_label("attn")
+        b = a * 2.0
+        pypto.set_semantic_label("")
+        return b + 1.0
+
+    try:
+        k = pypto.frontend.jit(labelled, runtime_options={"platform": "interp"},
+                               host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH})
+        assert k(np.zeros((16, 64), np.float32)) is None
+    finally:
+        pypto.reset_options()
+    graph = json.loads((Path(config.output_root) / "labelled_stage1" / "tensor_graph.json").read_text())
+    labels = {n["op"]: n["label"] for f in graph["functions"] for n in f["nodes"]}
+    assert labels == {"tensor.exp": None, "tensor.mul_scalar": "attn", "tensor.add_scalar": None}
