@@ -177,15 +177,21 @@ def cpu() -> Target:
     )
 
 
-def target_for(backend: BackendType | str | None) -> Target:
-    if backend is None:
-        return cpu()
+def backend_type(backend: BackendType | str) -> BackendType:
+    """A BackendType from itself or its name (an error listing the names otherwise)."""
     if isinstance(backend, str):
         try:
-            backend = BackendType[backend]
+            return BackendType[backend]
         except KeyError:
             raise InvalidValue(f"unknown backend type {backend!r}; choose one of "
                              f"{', '.join(b.name for b in BackendType)}") from None
+    return backend
+
+
+def target_for(backend: BackendType | str | None) -> Target:
+    if backend is None:
+        return cpu()
+    backend = backend_type(backend)
     if backend is BackendType.Ascend910B:
         return ascend910b()
     if backend is BackendType.Ascend950:
@@ -193,4 +199,4 @@ def target_for(backend: BackendType | str | None) -> Target:
     return cpu()
 
 
-__all__ = ["BackendType", "CoreSpec", "MemorySpec", "Target", "ascend910b", "ascend950", "cpu", "target_for"]
+__all__ = ["BackendType", "CoreSpec", "MemorySpec", "Target", "ascend910b", "ascend950", "backend_type", "cpu", "target_for"]

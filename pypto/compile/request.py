@@ -14,7 +14,7 @@ from pypto.errors import InvalidType, InvalidValue
 from pypto.ir.function import Function, Program
 from pypto.passes.base import Pass
 from pypto.passes.pass_manager import OptimizationStrategy, VerificationLevel
-from pypto.target import BackendType, Target, target_for
+from pypto.target import BackendType, Target, backend_type, target_for
 
 _COUNTER = itertools.count()
 
@@ -119,12 +119,7 @@ def _parse_strategy(s: Any) -> OptimizationStrategy:
 
 
 def _parse_backend(b: Any) -> BackendType:
-    if isinstance(b, str):
-        try:
-            b = BackendType[b]
-        except KeyError:
-            raise InvalidValue(f"unknown backend type {b!r}; choose one of "
-                             f"{', '.join(t.name for t in BackendType)}") from None
+    b = backend_type(b)
     if not isinstance(b, BackendType):
         raise InvalidType(f"backend_type must be a pypto.backend.BackendType or its name, got {b!r}")
     return b

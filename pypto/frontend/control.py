@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pypto.errors import InvalidValue
-from pypto.ir.enums import ForKind
 from pypto.ir.expr import Add
 
 from .symbolic import SymbolicScalar, as_expr, build, simplify
@@ -77,10 +75,8 @@ def _loop(start, stop, step, name, idx_name, unroll_list, parallel) -> Iterator[
     if idx_name is not None and idx_name in tr.loop_vars:
         raise FrontendError(f"pypto.loop idx_name {idx_name!r} is already the index of an enclosing loop", span)
     tr.loop_count += 1
-    label = name or f"loop_{tr.loop_count - 1}"
     var = tr.scalar_var(idx_name or "idx")
     tr.loop_vars.append(idx_name or var.name)
-    kind = ForKind.Parallel if parallel and hasattr(ForKind, "Parallel") else ForKind.Sequential
     tr.loop_ranges[var] = (as_expr(simplify(start)), as_expr(simplify(stop)))
     tr.loop_steps[var] = as_expr(simplify(step))
     try:
@@ -90,7 +86,6 @@ def _loop(start, stop, step, name, idx_name, unroll_list, parallel) -> Iterator[
         tr.loop_vars.pop()
         tr.loop_ranges.pop(var, None)
         tr.loop_steps.pop(var, None)
-    del label, unroll_list, kind  # (recorded names and hints: one compiled loop either way)
 
 
 def loop_unroll(start: Any, stop: Any, step: Any = 1, *, unroll_list: Any = None, name: str | None = None,
@@ -299,9 +294,6 @@ def _vec_capacity() -> int:
 def reset_tile_shapes() -> None:
     _GLOBAL_TILES.update(vec=None, cube=None)
 
-
-if not hasattr(ForKind, "Sequential"):  # pragma: no cover
-    raise InvalidValue("ForKind.Sequential missing")
 
 __all__ = ["cond", "get_cube_tile_shapes", "get_vec_tile_shapes", "is_loop_begin", "is_loop_end", "loop",
            "loop_unroll", "set_cube_tile_shapes", "set_vec_tile_shapes"]

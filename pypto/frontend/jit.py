@@ -169,7 +169,7 @@ class JitFunction:
                 key.append((name, info.dtype, _dynamic_groups(dims, info.shape, groups, name, specs.get(name))))
             else:
                 consts[name] = v
-                key.append((name, _const_key(name, v)))
+                key.append((name, _const_key(v)))
         return tuple(key), consts
 
     def _check(self, name: str, spec: TensorSpec | None, info: _ArgInfo) -> tuple:
@@ -258,14 +258,11 @@ class JitFunction:
             tr.close_block(keep={h._var for h in tr.handles if h._param or any(h is o for o in outs)})
             body = tr.blocks[0].stmts
             written = [h for h in handles if h._var is not _param_var(params, h) or h._written]
-            inplace = [h for h in written if not h._detached and not any(h is o for o in outs)]
-            copied = [h for h in written if h._detached and not any(h is o for o in outs)]
-            values = [t._value() for t in outs] + [h._value() for h in copied] + [h._value() for h in inplace]
+            inplace = [h for h in written if not any(h is o for o in outs)]
+            values = [t._value() for t in outs] + [h._value() for h in inplace]
             body.append(ReturnStmt(tuple(values)))
         self.labels = dict(tr.labels)  # (the semantic labels of the last trace: graphs.dump)
         dirs = tuple(ParamDirection.InOut if any(h is w for w in inplace) else ParamDirection.In for h in handles)
-        tensor_names = [h._hint for h in handles]
-        self._copy_back = tuple(tensor_names.index(h._hint) for h in copied)
         fn = Function(self.fn.__name__, tuple(params), dirs, tuple(v.type for v in values), seq(body),
                       FunctionType.Opaque)
         self._n_returned = len(outs)
@@ -284,8 +281,7 @@ class JitFunction:
             from . import graphs
 
             _dump_beside(compiled, graphs.levels(program, compiled.program), self.labels)
-        return _Runner(compiled, self._n_returned, self._copy_back,
-                       _run_config(opts["runtime_options"], opts["debug_options"]))
+        return _Runner(compiled, self._n_returned, _run_config(opts["runtime_options"], opts["debug_options"]))
 
     def _stop_at(self, stage: int, key: tuple, consts: dict[str, Any]) -> None:
         from pypto import ir
@@ -414,7 +410,7 @@ def _dynamic_groups(dims: tuple, shape: tuple, groups: dict[int, str], name: str
     return tuple(out)
 
 
-def _const_key(name: str, v: Any) -> Any:
+def _const_key(v: Any) -> Any:
     try:
         hash(v)
         return (type(v).__name__, v)
@@ -425,32 +421,19 @@ def _const_key(name: str, v: Any) -> Any:
 class _Runner:
     """A compiled specialisation: calls the program and hands back what the kernel returned."""
 
-    __slots__ = ("compiled", "n_returned", "copy_back", "config")
+    __slots__ = ("compiled", "n_returned", "config")
 
-    def __init__(self, compiled: Any, n_returned: int, copy_back: tuple[int, ...], config: Any):
+    def __init__(self, compiled: Any, n_returned: int, config: Any):
         self.compiled = compiled
         self.n_returned = n_returned
-        self.copy_back = copy_back  # tensor arguments rebound as a whole (out[:] = x): written back
         self.config = config
 
     def __call__(self, *arrays: Any) -> Any:
         res = self.compiled(*arrays, config=self.config)
-        items = res if isinstance(res, tuple) else (res,)
-        for k, i in enumerate(self.copy_back):
-            _copy_into(arrays[i], items[self.n_returned + k])
         if self.n_returned == 0:
             return None
+        items = res if isinstance(res, tuple) else (res,)
         return items[0] if self.n_returned == 1 else tuple(items[:self.n_returned])
-
-
-def _copy_into(dst: Any, src: Any) -> None:
-    import numpy as np
-
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(dst, torch.Tensor):
-        dst.copy_(src if isinstance(src, torch.Tensor) else torch.from_numpy(np.asarray(src)))
-    else:
-        np.copyto(dst, np.asarray(src))
 
 
 _NOTED: set[str] = set()

@@ -46,16 +46,18 @@ Tensor.assemble = lambda self, offsets, dst: ops.assemble(self, offsets, dst)
 
 
 def _move(self: Tensor, other: Tensor) -> Tensor:
-    """`self` becomes `other`'s value (the handle is rebound). A parameter rebound so is written
-    back into the caller's array when the kernel ends (jit.py)."""
+    """`self` becomes `other`'s value. A parameter keeps its storage: the value is written into it
+    (a whole-target assemble, which a kernel stores straight into the caller's array); any other
+    handle is rebound."""
     if not isinstance(other, Tensor):
         raise FrontendError(f"move: expected a pypto.Tensor, got {type(other).__name__}", user_span())
-    if other._value().type != self._value().type and self._param:
-        raise FrontendError(f"move: parameter {self.name} is {self._value().type}, the value "
-                            f"{other._value().type}", user_span())
-    self._set(other._value(), current().depth)
     if self._param:
-        self._detached = True
+        if other._value().type != self._value().type:
+            raise FrontendError(f"move: parameter {self.name} is {self._value().type}, the value "
+                                f"{other._value().type}", user_span())
+        ops.assemble(other, [0] * len(self.shape), self)
+    else:
+        self._set(other._value(), current().depth)
     return self
 
 

@@ -378,7 +378,7 @@ def _writes_in_place(dst: Tensor, tr) -> bool:
     tensor was made outside of: it goes straight into a region of the tensor (a view), so each
     iteration's task writes only its region and iterations run in parallel (the runtime orders
     tasks by the regions they touch); the tensor's value is not carried through the loop."""
-    return (dst._param or dst._storage) and not dst._detached and dst._depth < tr.depth
+    return (dst._param or dst._storage) and dst._depth < tr.depth
 
 
 def _write_region(tr, dst: Tensor, src, offsets: Any) -> None:

@@ -90,8 +90,7 @@ class Tensor:
     """A tensor of the tensor-level frontend (see the module docstring)."""
 
     # handles of a trace: `_var` the current IR value, `_depth` the loop depth that made it
-    __slots__ = ("_spec", "_var", "_depth", "_hint", "_escaped", "_param", "_detached", "_storage", "_written",
-                 "__weakref__")
+    __slots__ = ("_spec", "_var", "_depth", "_hint", "_escaped", "_param", "_storage", "_written", "__weakref__")
 
     def __init__(self, shape: Any = None, dtype: Any = None, name: str = "", format: Any = None,  # noqa: A002
                  data_ptr: Any = None, device: Any = None, ori_shape: Any = None):
@@ -134,7 +133,6 @@ class Tensor:
         self._param = False  # a kernel parameter (the caller's array)
         self._storage = False  # a tensor with storage of its own (pypto.tensor)
         self._written = False  # written through region views (its value is not carried)
-        self._detached = False  # a parameter rebound as a whole (copied back after the run)
         self._escaped = None  # the span of the loop or branch it was made in, once that has closed
 
     def _set(self, var: Var, depth: int) -> None:

@@ -24,7 +24,10 @@ from pypto.ir.op import OpError, create_op_call
 from pypto.ir.rewrite import substitute
 from pypto.ir.span import UNKNOWN_SPAN, Span
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, seq
-from pypto.ir.types import Type
+
+from .merge_scopes import current_scope, merge_block
+from .options import get_semantic_label
+from .tile_expand import expand_block
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PKG = os.path.dirname(_HERE)
@@ -86,8 +89,6 @@ class Tracer:
         return len(self.blocks) - 1
 
     def emit(self, stmt: Stmt) -> None:
-        from .merge_scopes import current_scope
-
         block = self.blocks[-1]
         block.stmts.append(stmt)
         sid = self.forced_scope if self.forced_scope is not None else current_scope()
@@ -97,8 +98,6 @@ class Tracer:
     def let(self, hint: str, value: Expr, span: Span) -> Var:
         v = Var(self.fresh(hint), value.type, span=span)
         self.emit(AssignStmt(v, value, span=span))
-        from .options import get_semantic_label
-
         label = get_semantic_label()
         if label:  # (set_semantic_label: shown in the tensor graph's JSON)
             self.labels[v.name] = label
@@ -178,13 +177,9 @@ class Tracer:
     def close_block(self, keep: set[Var]) -> None:
         """Tile the innermost block's region writes by the vec tile shapes set for them (`keep`:
         values the code after the block may still read)."""
-        from .tile_expand import expand_block
-
         if self.blocks[-1].pending:
             expand_block(self, self.blocks[-1], keep)
         if self.blocks[-1].scope_of:
-            from .merge_scopes import merge_block
-
             merge_block(self.blocks[-1], keep)
 
     # --- run-time branches (control.py: _Branch)
@@ -258,10 +253,6 @@ def tracing(tr: Tracer) -> Iterator[Tracer]:
         yield tr
     finally:
         _STATE.tracer = prev
-
-
-def type_of(v: Var) -> Type:
-    return v.type
 
 
 __all__ = ["FrontendError", "Tracer", "active", "current", "tracing", "user_span"]
