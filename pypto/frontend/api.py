@@ -85,7 +85,7 @@ for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "s
               "log1p", "floor", "ceil", "trunc", "round", "eq", "ne", "lt", "le", "gt", "ge", "logical_not",
               "where", "expand_clone"):
     NAMES[_name] = getattr(ops, _name)
-for _name in _options.names():
+for _name in _options.NAMES:
     NAMES[_name] = getattr(_options, _name)
 NAMES["greater"] = ops.gt
 NAMES["index_select"] = indexing.index_select

@@ -139,8 +139,9 @@ class JitFunction:
         except TypeError as e:
             raise JitArgumentError(f"{self.fn.__name__}(): {e}") from None
         bound.apply_defaults()
-        key, consts = self._key(bound)
-        stage = int(self._options()["host_options"].get("compile_stage", 0))
+        opts = self._options()
+        key, consts = self._key(bound, opts)
+        stage = int(opts["host_options"].get("compile_stage", 0))
         if stage not in (0, 5):  # stop after an earlier stage: its graphs are written, nothing runs
             self._stop_at(stage, key, consts)
             return None
@@ -154,11 +155,11 @@ class JitFunction:
         """The options in force now: the process-wide scopes overridden by the decorator's."""
         return _opts.effective(self.options)
 
-    def _key(self, bound: inspect.BoundArguments) -> tuple[tuple, dict[str, Any]]:
+    def _key(self, bound: inspect.BoundArguments, opts: dict | None = None) -> tuple[tuple, dict[str, Any]]:
         """The specialisation key of bound arguments (and of the options in force), and the
         non-tensor arguments."""
         specs = self._annotations()
-        consts, key = {}, [("__options__", _opts.key_of(self._options()))]
+        consts, key = {}, [("__options__", _opts.key_of(opts or self._options()))]
         groups: dict[int, str] = {}  # size of a pypto.DYNAMIC dim at this call -> the dim that names it
         for name, v in bound.arguments.items():
             info = _array_info(name, v)

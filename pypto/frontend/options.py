@@ -22,7 +22,6 @@ which options of a kernel were accepted without effect here.
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 from typing import Any
 
@@ -204,13 +203,10 @@ def report_ignored(name: str, opts: dict[str, dict[str, Any]]) -> list[str]:
     return ignored
 
 
-@functools.cache
-def names() -> tuple[str, ...]:
-    return ("set_host_options", "set_codegen_options", "set_pass_options", "set_runtime_options",
-            "set_verify_options", "set_debug_options", "get_host_options", "get_codegen_options",
-            "get_pass_options", "get_runtime_options", "get_verify_options", "get_debug_options", "set_options",
-            "reset_options", "get_options_tree", "options", "set_semantic_label", "get_semantic_label",
-            "set_print_options")
+NAMES = ("set_host_options", "set_codegen_options", "set_pass_options", "set_runtime_options", "set_verify_options",
+         "set_debug_options", "get_host_options", "get_codegen_options", "get_pass_options", "get_runtime_options",
+         "get_verify_options", "get_debug_options", "set_options", "reset_options", "get_options_tree", "options",
+         "set_semantic_label", "get_semantic_label", "set_print_options")  # (what pypto.* exports from here)
 
 
-__all__ = list(names()) + ["GROUPS", "HONOURED", "effective", "report_ignored"]
+__all__ = list(NAMES) + ["GROUPS", "HONOURED", "effective", "report_ignored"]
