@@ -4,7 +4,7 @@
                                  [--no-cpu-time] [--quick] [--sizes 1024,2048,4096]
 
 Kernel benchmarks (each also runnable alone: `python benchmarks/bench_<name>.py`): elementwise,
-softmax, layernorm, rmsnorm, matmul, linear_gelu, flash_attention. Each checks its numerics against
+softmax, layernorm, rmsnorm, matmul, linear_gelu, swiglu, flash_attention. Each checks its numerics against
 NumPy / torch first (a wrong kernel raises) and measures PyPTO against torch eager, torch.compile
 and NumPy in the same run; the roofline (memory bandwidth, GEMM peaks) is measured once, in this
 process, before the first benchmark that needs it. Then the task runtime (bench_runtime: time per
@@ -20,7 +20,8 @@ import traceback
 
 import harness
 
-KERNELS = ("elementwise", "softmax", "layernorm", "rmsnorm", "matmul", "linear_gelu", "flash_attention", "frontend")
+KERNELS = ("elementwise", "softmax", "layernorm", "rmsnorm", "matmul", "linear_gelu", "swiglu", "flash_attention",
+           "frontend")
 EXTRA = ("runtime", "compile")
 
 

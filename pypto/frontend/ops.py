@@ -16,6 +16,7 @@ from pypto.ops.registry import tensor_ops as T
 from pypto.ops.traits import ShapeClass
 
 from .control import check_vec_tile
+from .cube import tiled_matmul
 from .symbolic import SymbolicScalar, as_expr, build, simplify
 from .tensor import Tensor, dims_expr, to_dtype
 from .tile_expand import note_region_write
@@ -476,7 +477,10 @@ def matmul(input: Tensor, mat2: Tensor, out_dtype: Any = None, *, a_trans: bool 
     kw: dict[str, Any] = {"a_trans": bool(a_trans), "b_trans": bool(b_trans)}
     if out_dtype is not None:
         kw["out_dtype"] = to_dtype(out_dtype, "pypto.matmul out_dtype")
-    r = _emit(T.matmul, [_val(input, "pypto.matmul"), _val(mat2, "pypto.matmul")], kw, hint="matmul")
+    args = [_val(input, "pypto.matmul"), _val(mat2, "pypto.matmul")]
+    r = tiled_matmul(lambda op, a, k, h: _emit(op, a, k, hint=h), input, mat2, kw, args)
+    if r is None:  # no cube tile shapes split it: one matmul of the whole operands
+        r = _emit(T.matmul, args, kw, hint="matmul")
     ext = extend_params or {}
     if ext.get("bias_tensor") is not None:
         r = add(r, ext["bias_tensor"])

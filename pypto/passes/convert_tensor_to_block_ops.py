@@ -62,6 +62,7 @@ from .outline_utils import bind_value_calls, block_of, flatten_items, is_kernel,
 from .tiling import DYNAMIC_HINT, TileVal, Window, add_index, build_tiled_body, lower, plan_tiling, zeros
 
 Vec, Mat = MemorySpace.Vec, MemorySpace.Mat
+_CUBE_IN = (MemorySpace.Left, MemorySpace.Right)
 
 
 class ConvertTensorToBlockOps(Pass):
@@ -87,7 +88,7 @@ class ConvertTensorToBlockOps(Pass):
             body = bind_value_calls(f.body, lambda c: True)
             if body is not f.body:
                 g = Function(f.name, f.params, f.param_directions, f.return_types, body, f.func_type, span=f.span)
-            conv = KernelConverter(g)
+            conv = KernelConverter(g, direct_cube_loads=ctx.target.can_move(MemorySpace.DDR, MemorySpace.Left))
             plan = plan_tiling(g, capacity, caps)
             items, outs = build_tiled_body(conv, g, plan) if plan is not None else conv.whole_body()
             new = conv.function(items, outs)
@@ -145,8 +146,9 @@ def _computed_yields(s: ForStmt | WhileStmt) -> set[int]:
 class KernelConverter:
     """Converts one kernel; `items` is the statement list being built (entries may be slots)."""
 
-    def __init__(self, fn: Function) -> None:
+    def __init__(self, fn: Function, direct_cube_loads: bool = False) -> None:
         self.fn = fn
+        self.direct_cube_loads = direct_cube_loads  # the target loads DDR straight into Left / Right
         self.env: dict[Var, Window | TileVal] = {}
         self.items: list = []
         self.read: set[Var] = set()
@@ -194,8 +196,8 @@ class KernelConverter:
     def as_tile(self, e: Expr | Window | TileVal, space: MemorySpace = Vec, transpose: bool = False,
                 span: Span | None = None) -> Var:
         """`e` as a tile in `space` (transposed on request). Loads and moves are made once, in the
-        slot after the value's definition. Left/Right tiles of DDR data pass through Mat, Acc
-        tiles through Vec."""
+        slot after the value's definition. Left/Right tiles of DDR data pass through Mat unless the
+        target loads them directly (the CPU does; Ascend goes through L1), Acc tiles through Vec."""
         v = e if isinstance(e, (Window, TileVal)) else self.value(e)
         span = span or getattr(e, "span", None) or self.fn.span
         if v is None:
@@ -211,7 +213,7 @@ class KernelConverter:
             if isinstance(v, TileVal):
                 t = self.let(f"{v.var.name}_{space.name.lower()}",
                              self.op(block_ops.move, [v.var], {"target_memory": space, "transpose": transpose}, span), span)
-            elif space in (Vec, Mat):
+            elif space in (Vec, Mat) or (self.direct_cube_loads and not transpose and space in _CUBE_IN):
                 t = self.load(v, space, transpose, e, span)
             else:
                 base = self.as_tile(v, Mat if space in (MemorySpace.Left, MemorySpace.Right) else Vec, transpose, span)

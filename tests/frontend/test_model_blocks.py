@@ -35,7 +35,7 @@ def test_swiglu_ffn():
     x, w1, w3, w2 = _rand(t, h), _rand(h, f, scale=0.1, seed=1), _rand(h, f, scale=0.1, seed=2), \
         _rand(f, h, scale=0.1, seed=3)
     out = np.zeros((t, h), np.float32)
-    B.swiglu_ffn(t, h, f, tb=64, fb=128)(x, w1, w3, w2, out)
+    B.swiglu_ffn(t, h, f, tb=64, fb=128, kb=64, nb=64)(x, w1, w3, w2, out)  # K split in 2 and 4 pieces
     tx = torch.from_numpy(x)
     want = (F.silu(tx @ torch.from_numpy(w1)) * (tx @ torch.from_numpy(w3))) @ torch.from_numpy(w2)
     np.testing.assert_allclose(out, want.numpy(), rtol=1e-4, atol=1e-4)

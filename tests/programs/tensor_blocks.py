@@ -34,22 +34,29 @@ def rms_norm(n: int, c: int, block: int, eps: float = 1e-6, tile_rows: int | Non
     return rms_norm
 
 
-def swiglu_ffn(t: int, h: int, f: int, tb: int = 64, fb: int = 128):
-    """out = (silu(x W1) * (x W3)) W2, token blocks of `tb` (one task each), the hidden dim in
-    pieces of `fb` (unrolled while tracing) so each weight slice fits the matrix unit's memory."""
+def swiglu_ffn(t: int, h: int, f: int, tb: int = 64, fb: int = 128, kb: int = 256, nb: int | None = None):
+    """out = (silu(x W1) * (x W3)) W2 in two stages, as an algorithm developer tiles it: the gated
+    hidden activation g = silu(x W1) * (x W3) one [tb, fb] block per task, then out = g W2 one
+    [tb, nb] block per task. `set_cube_tile_shapes` splits each matmul's K into blocks of `kb`, so
+    the operand pieces fit the matrix unit's spaces whatever h and f are."""
+    nb = nb or fb
+
     @pypto.frontend.jit
     def swiglu(x: pypto.Tensor((t, h), pypto.DT_FP32), w1: pypto.Tensor((h, f), pypto.DT_FP32),
                w3: pypto.Tensor((h, f), pypto.DT_FP32), w2: pypto.Tensor((f, h), pypto.DT_FP32),
                out: pypto.Tensor((t, h), pypto.DT_FP32)):
-        for i in pypto.loop(0, t // tb, name="tokens", idx_name="i"):
-            xt = x[i * tb:(i + 1) * tb, :]
-            acc = None
-            for j in range(f // fb):
+        pypto.set_cube_tile_shapes([tb, tb], [kb, kb], [max(fb, nb), max(fb, nb)])
+        g = pypto.tensor((t, f), pypto.DT_FP32)
+        for i in pypto.loop(0, t // tb, name="gate_up", idx_name="i"):
+            for j in pypto.loop(0, f // fb, name="gate_up_cols", idx_name="j"):
+                xt = x[i * tb:(i + 1) * tb, :]
                 a = pypto.matmul(xt, w1[:, j * fb:(j + 1) * fb])
                 b = pypto.matmul(xt, w3[:, j * fb:(j + 1) * fb])
-                part = pypto.matmul(a * pypto.sigmoid(a) * b, w2[j * fb:(j + 1) * fb, :])
-                acc = part if acc is None else acc + part
-            out[i * tb:(i + 1) * tb, :] = acc
+                g[i * tb:(i + 1) * tb, j * fb:(j + 1) * fb] = a * pypto.sigmoid(a) * b
+        for i in pypto.loop(0, t // tb, name="down", idx_name="i"):
+            for j in pypto.loop(0, h // nb, name="down_cols", idx_name="j"):
+                out[i * tb:(i + 1) * tb, j * nb:(j + 1) * nb] = pypto.matmul(g[i * tb:(i + 1) * tb, :],
+                                                                             w2[:, j * nb:(j + 1) * nb])
 
     return swiglu
 
