@@ -11,6 +11,7 @@ a `pl` program and compiled by the same pipeline (see docs/frontend.md).
 
 from __future__ import annotations
 
+from . import math_ops as _math_ops  # noqa: F401  (its Tensor operators: ** % // & | ^ ~ << >>)
 from . import methods as _methods  # noqa: F401  (Tensor operators and indexing)
 from .control import (
     cond,

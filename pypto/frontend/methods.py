@@ -29,7 +29,7 @@ for _name, _fn in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("trued
     setattr(Tensor, f"__{_name}__", _fn)
     setattr(Tensor, f"__r{_name}__", _reflect(_fn))
     setattr(Tensor, f"__i{_name}__", _inplace(_fn))
-for _dunder in ("lt", "le", "gt", "ge", "eq", "ne"):  # element-wise: a 1 / 0 mask
+for _dunder in ("lt", "le", "gt", "ge", "eq", "ne"):  # element-wise: a DT_BOOL mask
     setattr(Tensor, f"__{_dunder}__", getattr(ops, _dunder))
 Tensor.__hash__ = object.__hash__  # (handles are compared by identity everywhere in the tracer)
 Tensor.__neg__ = ops.neg

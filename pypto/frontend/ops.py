@@ -210,20 +210,34 @@ def _cast_mode(mode: Any) -> CastMode:
 
 
 # ---------------------------------------------------------------------------------------------
-# comparisons and selection: masks are 1 / 0 in the compared (promoted) dtype
+# comparisons and selection: masks are DT_BOOL tensors (reference §1.2); `where` takes a BOOL or a
+# numeric (non-zero) mask
 
 _CMP = {"eq": CmpType.EQ, "ne": CmpType.NE, "lt": CmpType.LT, "le": CmpType.LE, "gt": CmpType.GT, "ge": CmpType.GE}
 _SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def _compare(name: str, a: Any, b: Any) -> Tensor:
+    """A BOOL mask: the registry compare (1 / 0 in the compared dtype), converted to BOOL."""
+    return to_bool(compare_numeric(name, a, b))
+
+
+def compare_numeric(name: str, a: Any, b: Any) -> Tensor:
+    """The registry compare's 1 / 0 mask in the compared (promoted) dtype: what composites select with."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         return _emit(T.cmp, [a._value(), b._value()], {"cmp_type": _CMP[name]}, hint=name)
     if isinstance(a, Tensor):
         return _emit(T.cmps, [a._value(), _scalar(b, a.dtype)], {"cmp_type": _CMP[name]}, hint=name)
     if isinstance(b, Tensor):
-        return _compare(_SWAPPED[name], b, a)
+        return compare_numeric(_SWAPPED[name], b, a)
     raise FrontendError(f"pypto.{name} needs a tensor operand", user_span())
+
+
+def to_bool(t: Tensor) -> Tensor:
+    """`t` as a DT_BOOL mask (non-zero -> True)."""
+    if t.dtype is DataType.BOOL:
+        return t
+    return _emit(T.cast, [t._value()], {"target_type": DataType.BOOL, "mode": CastMode.rint}, hint=t._hint)
 
 
 def eq(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -251,12 +265,15 @@ def ge(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 def logical_not(input: Tensor) -> Tensor:  # noqa: A002
-    """1 where the mask is 0, else 0."""
+    """A BOOL mask: True where `input` is zero (False)."""
+    if isinstance(input, Tensor) and input.dtype is DataType.BOOL:
+        return _emit(T.not_, [input._value()], hint="logical_not")
     return _compare("eq", input, 0)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:  # noqa: A002
-    """`input` where `condition` is non-zero, else `other` (tensors broadcast; a number fills)."""
+    """`input` where `condition` is True (a BOOL mask) or non-zero (a numeric one), else `other`
+    (tensors broadcast; a number fills)."""
     like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else condition
     a, b = (_filled(v, like) for v in (input, other))
     return _emit(T.sel, [_val(condition, "pypto.where"), a._value(), b._value()], hint="where")

@@ -158,12 +158,13 @@ def _bitwise(fn):
 
 
 binary("and_", _bitwise(np.bitwise_and), "tand", scalar_pto="tands", scalar_name="ands", int_only=True,
-       commutative=True, doc="bitwise and")
+       commutative=True, tensor=True, tensor_scalar_names=("and_scalar", "ands"), doc="bitwise and")
 binary("or_", _bitwise(np.bitwise_or), "tor", scalar_pto="tors", scalar_name="ors", int_only=True,
-       commutative=True, doc="bitwise or")
-binary("shl", _bitwise(np.left_shift), "tshl", scalar_pto="tshls", int_only=True, doc="shift left")
-binary("shr", _bitwise(np.right_shift), "tshr", scalar_pto="tshrs", int_only=True,
-       doc="shift right (arithmetic for signed types)")
+       commutative=True, tensor=True, tensor_scalar_names=("or_scalar", "ors"), doc="bitwise or")
+binary("shl", _bitwise(np.left_shift), "tshl", scalar_pto="tshls", int_only=True, tensor=True,
+       tensor_scalar_names=("shl_scalar", "shls"), doc="shift left")
+binary("shr", _bitwise(np.right_shift), "tshr", scalar_pto="tshrs", int_only=True, tensor=True,
+       tensor_scalar_names=("shr_scalar", "shrs"), doc="shift right (arithmetic for signed types)")
 
 
 # xor carries a tmp tile on the hardware; it does not change the result
@@ -183,12 +184,20 @@ def _xor_rule(name: str, scalar: bool):
     return infer
 
 
-define("block.xor", [arg("lhs", "tile"), arg("rhs", "tile"), arg("tmp", "tile", optional=True)],
+_xor_tile = define("block.xor", [arg("lhs", "tile"), arg("rhs", "tile"), arg("tmp", "tile", optional=True)],
        _xor_rule("block.xor", False), traits=elementwise(True), reference=_bitwise(np.bitwise_xor), pto="txor", pipe=V,
        dsl=("pl.block.xor", "pl.xor"), doc="bitwise xor (tmp: scratch tile)")
-define("block.xors", [arg("lhs", "tile"), arg("rhs", "scalar"), arg("tmp", "tile", optional=True)],
+_xors_tile = define("block.xors", [arg("lhs", "tile"), arg("rhs", "scalar"), arg("tmp", "tile", optional=True)],
        _xor_rule("block.xors", True), traits=elementwise(), reference=_bitwise(np.bitwise_xor), pto="txors", pipe=V,
        dsl=("pl.block.xors", "pl.xors"), doc="bitwise xor with a scalar")
+# the tensor forms (no scratch at this level)
+define("tensor.xor", [arg("lhs", "tensor"), arg("rhs", "tensor")],
+       _binary_rule("tensor.xor", int_only=True, level="tensor"), traits=elementwise(True),
+       reference=_bitwise(np.bitwise_xor), family="xor", tile_form=_xor_tile, dsl=("pl.tensor.xor",), doc="bitwise xor")
+define("tensor.xor_scalar", [arg("lhs", "tensor"), arg("rhs", "scalar")],
+       _scalar_rule("tensor.xor_scalar", int_only=True, level="tensor"), traits=elementwise(),
+       reference=_bitwise(np.bitwise_xor), family="xor", tile_form=_xors_tile, aliases=("tensor.xors",),
+       dsl=("pl.tensor.xor_scalar", "pl.tensor.xors"), doc="bitwise xor with a scalar")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,7 +281,7 @@ for _name, _fn, _doc in (("tanh", np.tanh, "hyperbolic tangent"), ("sin", np.sin
                          ("ceil", np.ceil, "round up"), ("trunc", np.trunc, "round toward zero"),
                          ("rint", np.rint, "round half to even")):
     unary(_name, nm.float_unary(_fn), f"t{_name}", tensor=True, float_only=True, doc=_doc)
-unary("not_", lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "tnot", int_only=True,
+unary("not_", lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x), "tnot", int_only=True, tensor=True,
       doc="bitwise not")
 
 

@@ -324,12 +324,13 @@ def test_comparisons_masks_and_where():
         return gt, pypto.logical_not(le0), flipped, picked, clipped, a == a
 
     gt, not_le0, flipped, picked, clipped, same = k(x, y)
-    np.testing.assert_array_equal(gt, (x > y).astype(np.float32))
-    np.testing.assert_array_equal(not_le0, (x > 0).astype(np.float32))
-    np.testing.assert_array_equal(flipped, (x > 0.5).astype(np.float32))
+    assert gt.dtype == not_le0.dtype == flipped.dtype == same.dtype == np.bool_  # masks are DT_BOOL
+    np.testing.assert_array_equal(gt, x > y)
+    np.testing.assert_array_equal(not_le0, x > 0)
+    np.testing.assert_array_equal(flipped, x > 0.5)
     np.testing.assert_array_equal(picked, np.maximum(x, y))
     np.testing.assert_array_equal(clipped, np.where(x <= 0, 0, x))
-    np.testing.assert_array_equal(same, np.ones_like(x))
+    np.testing.assert_array_equal(same, np.ones_like(x, bool))
 
 
 def test_reference_enums_elements_and_expand_clone():

@@ -48,7 +48,7 @@ from pypto.ops import OPS, Level
 
 DTYPES = ("FP32", "FP16", "BF16", "INT32", "INT8")
 NP = {"FP32": np.dtype(np.float32), "FP16": np.dtype(np.float16), "BF16": np.dtype(ml_dtypes.bfloat16),
-      "INT32": np.dtype(np.int32), "INT8": np.dtype(np.int8)}
+      "INT32": np.dtype(np.int32), "INT8": np.dtype(np.int8), "BOOL": np.dtype(np.bool_)}  # (BOOL: results only)
 FLOATS = ("FP32", "FP16", "BF16")
 
 R, C = 16, 64  # tile shape of the block rows; tensor rows use [16, 64] windows
@@ -264,6 +264,14 @@ CASES += [
       for _n in ("tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint")],
     Case("block.not_", ("a",)),
 ]
+# the math family of elementwise_math.py: C library lane by lane (2 ulp, pow 4), the rest exact
+_MATH1 = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "cbrt")
+CASES += [Case(f"block.{_n}", ("a",), tol=("ulp", 2)) for _n in _MATH1]
+CASES += [Case(f"block.{_n}", ("a",)) for _n in ("sign", "isnan", "isfinite", "signbit")]
+CASES += [Case(f"block.{_n}", ("a", "b"), tol=("ulp", 4) if _n == "pow" else ("ulp", 2) if _n != "copysign" else "exact")
+          for _n in ("pow", "atan2", "hypot", "copysign")]
+CASES += [Case(f"block.{_n}", ("a", "b")) for _n in ("fmod", "remainder", "floor_div", "ceil_div", "gcd")]
+CASES += [Case("block.fmods", ("a", "s")), Case("block.fmods", ("a", "s0"), id="fmods_zero")]
 for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
     _tol = SUM if _n == "row_sum" else "exact"
     CASES.append(Case(f"block.{_n}", ("a",), out="row", tol=_tol))
@@ -511,6 +519,17 @@ for _n in ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "softpl
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{{_src}}})", (_src,), dynamic=True,
                      tol=("ulp", 4) if _n == "softplus" else "exact" if _n in ("sqrt", "rsqrt", "recip", "neg", "abs",
                                                                                 "relu") else ("ulp", 2)))
+for _n in (*_MATH1, "sign", "isnan", "isfinite", "signbit", "not_"):
+    TCASES.append(_t(f"tensor.{_n}", f"pl.tensor.{_n}({{a}})", ("a",), dynamic=True,
+                     tol=("ulp", 2) if _n in _MATH1 else "exact"))
+for _n in ("pow", "atan2", "hypot", "copysign", "fmod", "remainder", "floor_div", "ceil_div", "gcd", "and_", "or_",
+           "xor"):
+    TCASES.append(_t(f"tensor.{_n}", f"pl.tensor.{_n}({{a}}, {{b}})", ("a", "b"), dynamic=True,
+                     tol=("ulp", 4) if _n == "pow" else ("ulp", 2) if _n in ("atan2", "hypot") else "exact"))
+for _n in ("shl", "shr"):
+    TCASES.append(_t(f"tensor.{_n}", f"pl.tensor.{_n}({{a}}, {{shift}})", ("a", "shift"), dynamic=True))
+for _n in ("fmod", "and", "or", "xor", "shl", "shr"):
+    TCASES.append(_t(f"tensor.{_n}_scalar", f"pl.tensor.{_n}s({{a}}, {{s}})", ("a", "s"), dynamic=True))
 for _n in ("col_sum", "col_max", "col_min"):  # (not row-local: static windows only)
     TCASES.append(_t(f"tensor.{_n}", f"pl.tensor.{_n}({{a}})", ("a",), tol=SUM if _n == "col_sum" else "exact"))
 for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
@@ -766,6 +785,9 @@ SHARDS = {
     "bitwise": ("and_", "or_", "xor", "xors", "not_", "shl", "shr"),
     "math": ("softplus", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc",
              "rint"),
+    "math2": ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "cbrt", "sign",
+              "isnan", "isfinite", "signbit", "pow", "atan2", "hypot", "copysign"),
+    "int_div": ("fmod", "remainder", "floor_div", "ceil_div", "gcd"),
     "cast": ("cast",),
     "reduce": ("row_sum", "row_max", "row_min", "row_absmax", "col_sum", "col_max", "col_min", "sum", "max", "min"),
     "broadcast": ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",

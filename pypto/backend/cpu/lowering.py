@@ -98,7 +98,43 @@ CPU: dict[str, Lowering] = {
     # the math family: the C++ standard library, lane by lane, in fp32
     **{f"t{n}": Functor(n.capitalize() + "Std", U, body=f"return simd::lanewise(x, [](lane_t<V> v) {{ return "
                         f"lane_t<V>(std::{n}(v)); }});")
-       for n in ("tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint")},
+       for n in ("tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint",
+                 "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "cbrt")},
+    **{f"t{n}": Functor(n.capitalize() + "Std", B, body=f"return simd::lanewise2(x, y, [](lane_t<V> a, lane_t<V> b) "
+                        f"{{ return lane_t<V>(std::{n}(a, b)); }});")
+       for n in ("pow", "atan2", "hypot", "copysign")},
+    # sign: +-1, zeros (either sign) give +0, NaN stays
+    "tsign": Functor("Sign", U, body="V z = zero<V>(); return select(x > z, one<V>(), select(x < z, z - one<V>(), "
+                                     "select(x == z, z, x)));"),
+    # predicates: 1 / 0 in the compute type, stored into a BOOL tile (!= 0); not fusable (a BOOL result)
+    "tisnan": Functor("IsNan", U, fusable=False, body="return select(x != x, one<V>(), zero<V>());"),
+    "tisfinite": Functor("IsFinite", U, fusable=False, body="if constexpr (is_fp<V>()) return select((x - x) == zero<V>(), "
+                                                            "one<V>(), zero<V>()); else return one<V>();"),
+    "tsignbit": Functor("SignBit", U, fusable=False, body="using L = lane_t<V>; if constexpr (is_fp<V>()) { using I = "
+                        "std::conditional_t<sizeof(L) == 4, int32_t, int64_t>; return select(simd::as<I>(x) < I(0), "
+                        "one<V>(), zero<V>()); } else return select(x < zero<V>(), one<V>(), zero<V>());"),
+    "tfmod": Functor("Rem", B, fusable=False), "tfmods": Functor("RemS", S, fusable=False),  # (= trem / trems)
+    # Python-style: a nonzero remainder takes the divisor's sign, a zero one too (floats, as NumPy)
+    "tremainder": Functor("Remainder", B, fusable=False, body=(
+        "using L = lane_t<V>; if constexpr (std::is_floating_point_v<L>) return simd::lanewise2(x, y, [](L a, L b) "
+        "{ L m = std::fmod(a, b); if (b == L(0) || m != m) return m; if (m != L(0)) return (m < L(0)) != (b < L(0)) "
+        "? m + b : m; return std::copysign(L(0), b); }); else { V z = zero<V>(); V r = Rem{}(x, y); "
+        "return select((r != z) & ((r ^ y) < z), r + y, r); }")),
+    # integers: the truncated quotient stepped down (up) where the remainder is nonzero and has the
+    # divisor's other (same) sign; x / 0 = 0 as Div
+    "tfloordiv": Functor("FloorDiv", B, fusable=False, body=(
+        "using L = lane_t<V>; if constexpr (std::is_floating_point_v<L>) return simd::vfloor(x / y); else { "
+        "V z = zero<V>(); V q = Div{}(x, y); V r = simd::wsub(x, simd::wmul(q, y)); "
+        "return select((r != z) & (y != z) & ((r ^ y) < z), simd::wsub(q, one<V>()), q); }")),
+    "tceildiv": Functor("CeilDiv", B, fusable=False, body=(
+        "using L = lane_t<V>; if constexpr (std::is_floating_point_v<L>) return simd::vceil(x / y); else { "
+        "V z = zero<V>(); V q = Div{}(x, y); V r = simd::wsub(x, simd::wmul(q, y)); "
+        "return select((r != z) & (y != z) & ((r ^ y) >= z), simd::wadd(q, one<V>()), q); }")),
+    # Euclid on the magnitudes (unsigned: |MIN| fits)
+    "tgcd": Functor("Gcd", B, fusable=False, body=(
+        "using L = lane_t<V>; return simd::lanewise2(x, y, [](L a, L b) { using U = std::make_unsigned_t<L>; "
+        "U p = U(a), q = U(b); if constexpr (std::is_signed_v<L>) { if (a < 0) p = U(0) - p; if (b < 0) q = U(0) - q; } "
+        "while (q != 0) { U t = U(p % q); p = q; q = t; } return L(p); });")),
     # a tile op a broadcast row / column vector
     "trowexpandadd": Functor("Add", RE), "trowexpandsub": Functor("Sub", RE), "trowexpandmul": Functor("Mul", RE),
     "trowexpanddiv": Functor("Div", RE),
