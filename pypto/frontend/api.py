@@ -7,7 +7,7 @@ import enum
 
 from pypto.ir.dtype import DataType
 
-from . import control, indexing, math_ops, ops
+from . import control, indexing, math_ops, ops, reductions, sorting
 from . import options as _options
 from .graphs import CompStage
 from .jit import dynamic, function, jit
@@ -87,6 +87,10 @@ for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "s
     NAMES[_name] = getattr(ops, _name)
 for _name in _options.NAMES:
     NAMES[_name] = getattr(_options, _name)
+for _mod in (reductions, sorting):
+    for _name in ("prod", "argmax", "argmin", "cumsum", "cumprod", "topk", "argsort", "sort32", "mrgsort"):
+        if hasattr(_mod, _name):
+            NAMES[_name] = getattr(_mod, _name)
 NAMES["greater"] = ops.gt
 for _name in math_ops.NAMES:
     NAMES[_name] = getattr(math_ops, _name)

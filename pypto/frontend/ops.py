@@ -33,7 +33,8 @@ def _val(x: Any, what: str) -> Any:
     return x._value()
 
 
-_VECTOR = (ShapeClass.ELEMENTWISE, ShapeClass.ROW_REDUCE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND)
+_VECTOR = (ShapeClass.ELEMENTWISE, ShapeClass.ROW_REDUCE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND,
+           ShapeClass.ROW_WISE)
 
 
 def _emit(op, args: list, kwargs: dict | None = None, hint: str = "t") -> Tensor:
@@ -286,35 +287,18 @@ def _filled(v: Any, like: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
-# reductions (along the last dim; reference: `dim` any, here the last one — others are refused)
-
-_COL = {"amax": "col_max", "amin": "col_min", "sum": "col_sum"}
-
+# reductions: over any dim (reductions.py: row / column ops, or a fold over a non-trailing dim)
 
 def _axis(x: Tensor, dim: Any, name: str) -> int:
-    rank = len(x.shape)
-    d = -1 if dim is None else dim
-    if isinstance(d, (list, tuple)):
-        if len(d) != 1:
-            raise FrontendError(f"pypto.{name}: one dim at a time, got {list(d)}", user_span())
-        d = d[0]
-    if not -rank <= d < rank:
-        raise FrontendError(f"pypto.{name}: dim {d} out of range for rank {rank}", user_span())
-    d %= rank
-    if d != rank - 1 and not (rank == 2 and d == 0 and name in _COL):
-        raise FrontendError(f"pypto.{name}: reducing dim {d} of a rank-{rank} tensor; the CPU backend reduces the "
-                            "last dim (and dim 0 of a 2-D tensor)", user_span(),
-                            hint="transpose the axis to the end first (pypto.transpose)")
-    return d
+    from .reductions import axis
+
+    return axis(x, dim, name)
 
 
 def _reduce(op, x: Tensor, dim: Any, keepdim: bool, name: str) -> Tensor:
-    d = _axis(x, dim, name)
-    if d != len(x.shape) - 1:  # dim 0 of a 2-D tensor: a column reduction, [R, C] -> [1, C]
-        r = _emit(getattr(T, _COL[name]), [_val(x, f"pypto.{name}")], hint=name)
-        return r if keepdim else reshape(r, [x.shape[1]])
-    r = _emit(op, [_val(x, f"pypto.{name}")], hint=name)
-    return r if keepdim else reshape(r, x.shape[:-1] or [1])
+    from .reductions import reduce_dim
+
+    return reduce_dim(x, dim, keepdim, name)
 
 
 def amax(input: Tensor, dim: Any = -1, keepdim: bool = False) -> Tensor:  # noqa: A002

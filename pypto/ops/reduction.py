@@ -89,8 +89,10 @@ for _name, _fn, _pto in (("row_sum", np.sum, "trowsum"), ("row_max", np.max, "tr
 row_reduction("row_absmax", _keep(lambda x, axis, keepdims: np.max(np.abs(x), axis=axis, keepdims=keepdims)),
               "trowabsmax", "max of |x| over the last axis")
 
+row_reduction("row_prod", _keep(np.prod), "trowprod", "product over the last axis")
+
 for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
-                         ("col_min", np.min, "tcolmin")):
+                         ("col_min", np.min, "tcolmin"), ("col_prod", np.prod, "tcolprod")):
     col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
 
 

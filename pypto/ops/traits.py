@@ -22,6 +22,7 @@ class ShapeClass(enum.Enum):
     AXIS_REDUCE = "axis_reduce"  # over the `axis` attribute (or everything)
     ROW_EXPAND = "row_expand"  # out[i, j] = f(a[i, j], v[i, 0])
     COL_EXPAND = "col_expand"  # out[i, j] = f(a[i, j], v[0, j])
+    ROW_WISE = "row_wise"  # out[i, :] = f(a[i, :]): each result row from the same operand row (scans, sorts)
     MATMUL = "matmul"  # out[m, n] = sum_k lhs[m, k] * rhs[k, n] (+ acc / bias)
     WINDOW = "window"  # moves a window between a tensor and a tile, or views a part of one
     LAYOUT = "layout"  # rearranges elements (reshape, transpose, concat, move between spaces)
@@ -63,6 +64,7 @@ ROW_REDUCE = Traits(ShapeClass.ROW_REDUCE, row_local=True)
 COL_REDUCE = Traits(ShapeClass.COL_REDUCE)
 AXIS_REDUCE = Traits(ShapeClass.AXIS_REDUCE)
 ROW_EXPAND = Traits(ShapeClass.ROW_EXPAND, inplace_safe=True, row_local=True)
+ROW_WISE = Traits(ShapeClass.ROW_WISE, row_local=True)
 COL_EXPAND = Traits(ShapeClass.COL_EXPAND, inplace_safe=True, row_local=True)
 MATMUL = Traits(ShapeClass.MATMUL)
 WINDOW = Traits(ShapeClass.WINDOW)
@@ -73,4 +75,4 @@ SYNC = Traits(ShapeClass.SYNC)
 ALLOC = Traits(ShapeClass.ALLOC)
 
 __all__ = ["ALLOC", "AXIS_REDUCE", "COL_EXPAND", "COL_REDUCE", "ELEMENT", "FILL", "LAYOUT", "MATMUL", "ROW_EXPAND",
-           "ROW_REDUCE", "SYNC", "WINDOW", "ShapeClass", "Traits", "elementwise"]
+           "ROW_REDUCE", "ROW_WISE", "SYNC", "WINDOW", "ShapeClass", "Traits", "elementwise"]

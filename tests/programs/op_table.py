@@ -290,6 +290,25 @@ for _n in ("sum", "max"):  # keepdim=False: a rank-1 result, stored into a row o
                       body=(f"r = pl.block.{_n}(pl.load(a, [0, 0], [{R}, {C}]), axis=1)",),
                       store=f"out = pl.store(r, [0, 0], out, [1, {R}])",
                       expect=lambda x, i0, vr, vc, vk, dt, _n=_n: ref(f"block.{_n}")(x["a"][:R], axis=1)[None, :]))
+# product, arg-extrema, scans, sorts (pypto/ops/ordering.py): NaN, ties (b repeats a), ragged blocks
+for _n in ("row_prod", "row_argmax", "row_argmin"):
+    CASES.append(Case(f"block.{_n}", ("a",), out="row", tol=("ulp", 64) if _n == "row_prod" else "exact"))
+    CASES.append(Case(f"block.{_n}", ("a", "c"), out="row", id=f"{_n}_tmp", tol=("ulp", 64) if _n == "row_prod"
+                      else "exact", expect=lambda args, vr, vc, dt, _n=_n: ref(f"block.{_n}")(args[0])))
+for _n in ("col_prod", "col_argmax", "col_argmin"):
+    CASES.append(Case(f"block.{_n}", ("a",), out="col", tol=("ulp", 16) if _n == "col_prod" else "exact"))
+CASES.append(Case("block.row_cumsum", ("a",), tol=SUM))
+CASES.append(Case("block.row_cumprod", ("pos",), tol=("ulp", 64)))
+for _n, _k, _l in (("row_topk", 4, 1), ("row_topk", 64, 0), ("row_topk_idx", 1, 1), ("row_topk_idx", 64, 0)):
+    CASES.append(Case(f"block.{_n}", ("a",), call=f"pl.block.{_n}({{0}}, {_k}, {_l})", id=f"{_n}_k{_k}_l{_l}",
+                      out=(R, _k), blocks=1, probe=("a", "mode", "mode"),
+                      expect=lambda args, vr, vc, dt, _n=_n, _k=_k, _l=_l: ref(f"block.{_n}")(args[0], _k, _l)))
+CASES += [
+    Case("block.sort32", ("a",), call="pl.block.sort32(pl.block.view({0}, [16, 32], [0, 0]), 5)", out=(R, C),
+         blocks=1, probe=("a", "mode"), expect=lambda args, vr, vc, dt: ref("block.sort32")(args[0][:, :32], 5)),
+    Case("block.mrgsort", ("a",), call="pl.block.mrgsort({0}, 4)", out=(R, C), blocks=1, probe=("a", "mode"),
+         expect=lambda args, vr, vc, dt: ref("block.mrgsort")(args[0], 4)),
+]
 CASES.append(Case("block.row_expand", ("a",)))
 CASES.append(Case("block.col_expand", ("a", "col")))
 for _n in ("add", "sub", "mul", "div", "max", "min"):
@@ -535,6 +554,23 @@ for _n in ("col_sum", "col_max", "col_min"):  # (not row-local: static windows o
 for _n in ("row_sum", "row_max", "row_min", "row_absmax"):
     TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{a}})", ("a",), dynamic=True, tol=SUM if _n == "row_sum" else "exact",
                      dyn_shape="[M, 1]"))
+for _n in ("row_prod", "row_argmax", "row_argmin"):
+    TCASES.append(_t(f"tensor.{_n}", f"pl.{_n}({{a}})", ("a",), dynamic=True, dyn_shape="[M, 1]",
+                     tol=("ulp", 64) if _n == "row_prod" else "exact"))
+for _n in ("col_prod", "col_argmax", "col_argmin"):  # (not row-local: static windows only)
+    TCASES.append(_t(f"tensor.{_n}", f"pl.tensor.{_n}({{a}})", ("a",), tol=("ulp", 16) if _n == "col_prod" else "exact"))
+TCASES.append(_t("tensor.row_cumsum", "pl.row_cumsum({a})", ("a",), dynamic=True, tol=SUM))
+TCASES.append(_t("tensor.row_cumprod", "pl.row_cumprod({pos})", ("pos",), dynamic=True, tol=("ulp", 64)))
+TCASES += [
+    TCase("tensor.row_topk", "pl.row_topk({a}, 5, 1)", lambda x, dt: ref("tensor.row_topk")(x["a"], 5, 1),
+          ("a", "mode", "mode"), dynamic=True, dyn_shape="[M, 5]"),
+    TCase("tensor.row_topk_idx", "pl.row_topk_idx({a}, 64, 0)", lambda x, dt: ref("tensor.row_topk_idx")(x["a"], 64, 0),
+          ("a", "mode", "mode"), dynamic=True),
+    TCase("tensor.sort32", "pl.sort32(pl.view(a, [16, 32], [0, 0]), 0)",
+          lambda x, dt: ref("tensor.sort32")(x["a"][:, :32], 0), ("a", "mode")),
+    TCase("tensor.mrgsort", "pl.mrgsort({a}, 8)", lambda x, dt: ref("tensor.mrgsort")(x["a"], 8), ("a", "mode"),
+          dynamic=True),
+]
 TCASES.append(_t("tensor.row_expand", "pl.row_expand({a})", ("a",), dynamic=True))
 TCASES.append(_t("tensor.col_expand", "pl.col_expand({a}, {col})", ("a", "col"), dynamic=True))
 for _n in ("add", "sub", "mul", "div", "max", "min"):
@@ -790,6 +826,8 @@ SHARDS = {
     "int_div": ("fmod", "remainder", "floor_div", "ceil_div", "gcd"),
     "cast": ("cast",),
     "reduce": ("row_sum", "row_max", "row_min", "row_absmax", "col_sum", "col_max", "col_min", "sum", "max", "min"),
+    "order": ("row_prod", "col_prod", "row_argmax", "row_argmin", "col_argmax", "col_argmin", "row_cumsum",
+              "row_cumprod", "row_topk", "row_topk_idx", "sort32", "mrgsort"),
     "broadcast": ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
                   "row_expand_max", "row_expand_min", "col_expand", "col_expand_add", "col_expand_sub",
                   "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min", "expands"),

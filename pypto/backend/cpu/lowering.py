@@ -72,6 +72,7 @@ Lowering = Functor | Fold | Library
 
 B, S, U, RE, CE = Form.BINARY, Form.SCALAR, Form.UNARY, Form.ROW_EXPAND, Form.COL_EXPAND
 ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmul.hpp", "emitter"
+SORT = "sort.hpp"
 
 CPU: dict[str, Lowering] = {
     # tile x tile
@@ -149,6 +150,12 @@ CPU: dict[str, Lowering] = {
     "trowsum": Library(RED), "trowmax": Library(RED), "trowmin": Library(RED),
     "trowabsmax": Fold("row", map="x < 0 ? -x : x", combine="(a > b || a != a) ? a : b", init=0.0),  # NaN wins
     "tcolsum": Library(RED), "tcolmax": Library(RED), "tcolmin": Library(RED),
+    "trowprod": Fold("row", map="x", combine="simd::wmul(a, b)", init=1.0),  # (integers wrap)
+    "tcolprod": Fold("col", map="x", combine="simd::wmul(a, b)", init=1.0),
+    # order-dependent (pto/sort.hpp)
+    "trowargmax": Library(SORT), "trowargmin": Library(SORT), "tcolargmax": Library(SORT),
+    "tcolargmin": Library(SORT), "trowcumsum": Library(SORT), "trowcumprod": Library(SORT),
+    "trowtopk": Library(SORT), "trowtopkidx": Library(SORT), "tsort32": Library(SORT), "tmrgsort": Library(SORT),
     "trowexpand": Library(RED, fusable=True), "tcolexpand": Library(RED, fusable=True),
     "ttrans": Library(MEM), "treshape": Library(MEM), "tconcat": Library(MEM), "tfillpad": Library(MEM),
     "textract": Library(MEM), "tinsert": Library(MEM),

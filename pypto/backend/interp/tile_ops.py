@@ -31,7 +31,7 @@ from .values import DTYPES, Tile, cast_array, compute_dtype
 
 # instruction -> the registry op whose reference it runs, where `ops_by_pto` picks another op
 _REF_OVERRIDE = {"texpands": block_ops.expands}
-_OPERAND_KINDS = ("tile", "scalar")
+_OPERAND_KINDS = ("tile", "scalar", "index")
 # PTO attribute -> (registry attribute, its enum); values are `#pto<cmp lt>`-style enum attributes
 _ATTRS = {"cmpMode": ("cmp_type", CmpType), "rmode": ("mode", CastMode), "pad": ("pad_value", PadValue)}
 
@@ -153,6 +153,12 @@ def _col_reduce(short: str, args: list, dst: Tile):
     return [_need(src, src.vr, dst.vc, f"pto.{short}")], (dst.vr, dst.vc)
 
 
+def _row_wise(short: str, args: list, dst: Tile):
+    """Each result row from the same row of the source: its valid region, scalars as they are."""
+    ops = [_need(v, dst.vr, v.vc, f"pto.{short}") if isinstance(v, Tile) else v for _, v in args]
+    return ops, (dst.vr, dst.vc)
+
+
 def _matmul(short: str, args: list, dst: Tile):
     tiles = [v for _, v in args]
     acc = tiles.pop(0) if short.endswith(".acc") else None
@@ -189,7 +195,7 @@ def _concat(short: str, args: list, dst: Tile):
 
 # how the reference's operands are cut from the tiles: by shape class, or by instruction for the layout ops
 _BY_SHAPE: dict[ShapeClass, Callable] = {ShapeClass.ROW_REDUCE: _row_reduce, ShapeClass.COL_REDUCE: _col_reduce,
-                                         ShapeClass.MATMUL: _matmul}
+                                         ShapeClass.MATMUL: _matmul, ShapeClass.ROW_WISE: _row_wise}
 _BY_INSTRUCTION: dict[str, Callable] = {"ttrans": _transpose, "treshape": _reshape, "tconcat": _concat}
 
 

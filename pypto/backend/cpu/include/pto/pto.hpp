@@ -10,6 +10,7 @@
 #include "vmap.hpp"
 #include "elementwise.hpp"
 #include "reduce.hpp"
+#include "sort.hpp"
 #include "memory.hpp"
 #include "matmul.hpp"
 #include "sync.hpp"
