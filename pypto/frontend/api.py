@@ -7,7 +7,7 @@ import enum
 
 from pypto.ir.dtype import DataType
 
-from . import control, indexing, ops
+from . import control, indexing, joining, ops
 from . import options as _options
 from .graphs import CompStage
 from .jit import dynamic, function, jit
@@ -88,6 +88,8 @@ for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "exp", "log", "s
 for _name in _options.NAMES:
     NAMES[_name] = getattr(_options, _name)
 NAMES["greater"] = ops.gt
-NAMES["index_select"] = indexing.index_select
-NAMES["scatter_update"] = indexing.scatter_update
+for _name in indexing.__all__:
+    NAMES[_name] = getattr(indexing, _name)
+for _name in joining.__all__:
+    NAMES[_name] = getattr(joining, _name)
 NAMES = {k: v for k, v in NAMES.items() if v is not None}

@@ -11,5 +11,6 @@
 #include "elementwise.hpp"
 #include "reduce.hpp"
 #include "memory.hpp"
+#include "indexing.hpp"
 #include "matmul.hpp"
 #include "sync.hpp"
