@@ -97,8 +97,11 @@ def _in_rows(what: str, x: Tensor, dim: int, index: Tensor, fn, out_shape: list[
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
     """torch.gather: `out[..., k] = input[..., index[..., k]]` along `dim`; out has the index's shape."""
     _index("gather", index)
-    x = _fit("gather", input, list(index.shape), range(len(index.shape) - 1), "the input") \
-        if len(input.shape) == len(index.shape) and _dim("gather", input, dim) == len(input.shape) - 1 else input
+    x = input
+    if len(input.shape) == len(index.shape) and _dim("gather", input, dim) == len(input.shape) - 1:
+        x = _fit("gather", input, list(index.shape), range(len(index.shape) - 1), "the input")
+        if x is not input and len(x.shape) > 2:
+            x = ops.clone(x)  # (a strided window: copied so that it reshapes into rows)
     return _in_rows("gather", x, dim, index, lambda a, i: ops._emit(T.gather, [a._value(), i._value()], hint="gather"),
                     list(index.shape))
 
@@ -108,7 +111,7 @@ def _scatter(what: str, input: Tensor, dim: int, index: Tensor, src: Any, reduce
     if reduce not in _REDUCE:
         raise _fail(what, f"reduce must be None, 'add' or 'multiply', got {reduce!r}")
     if not isinstance(src, Tensor):
-        src = ops.full(list(index.shape), src, input.dtype)
+        pass  # a number: one [1, k] row of it serves every row (made below)
     elif src.dtype is not input.dtype:
         raise _fail(what, f"src is {src.dtype.name}, the input {input.dtype.name}")
     elif len(src.shape) != len(index.shape):
@@ -122,9 +125,12 @@ def _scatter(what: str, input: Tensor, dim: int, index: Tensor, src: Any, reduce
     mode = _REDUCE[reduce]
 
     def rows(x2: Tensor, i2: Tensor) -> Tensor:
-        s2 = src if len(src.shape) == 2 else _rows(src)
-        if len(input.shape) == 2 and _dim(what, input, dim) == 0:
+        if not isinstance(src, Tensor):
+            s2 = ops.full([1, i2.shape[-1]], src, input.dtype)
+        elif len(input.shape) == 2 and _dim(what, input, dim) == 0:
             s2 = ops.transpose(src, 0, 1)
+        else:
+            s2 = _rows(src)
         return ops._emit(T.scatter, [x2._value(), i2._value(), s2._value()], {"reduce": mode}, hint="scatter")
     return _in_rows(what, input, dim, index, rows, list(input.shape))
 
@@ -153,9 +159,9 @@ def gathermask(input: Tensor, pattern_mode: int) -> Tensor:  # noqa: A002
     return r if len(input.shape) == 2 else ops.reshape(r, [*input.shape[:-1], last // n])
 
 
-def _broadcast_rows(index: Tensor, rows: Any) -> Tensor:
-    """A 1-D index as the [rows, k] index of every row."""
-    return ops.expand_clone(ops.reshape(index, [1, index.shape[0]]), [rows, index.shape[0]])
+def _one_row(index: Tensor) -> Tensor:
+    """A 1-D index as a [1, k] index, which the registry's gather / scatter apply to every row."""
+    return ops.reshape(index, [1, index.shape[0]])
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
@@ -165,7 +171,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
     d = _dim("index_select", input, dim)
     if d == len(input.shape) - 1 and d > 0:
         x = _rows(input)
-        r = ops._emit(T.gather, [x._value(), _broadcast_rows(index, x.shape[0])._value()], hint="index_select")
+        r = ops._emit(T.gather, [x._value(), _one_row(index)._value()], hint="index_select")
         return r if len(input.shape) == 2 else ops.reshape(r, [*input.shape[:-1], index.shape[0]])
     if d != 0:
         raise _fail("index_select", f"dim {dim}: rows (dim 0) or the last dim")

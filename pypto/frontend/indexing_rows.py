@@ -15,7 +15,7 @@ from pypto.ops.registry import tensor_ops as T
 
 from . import ops
 from .control import loop
-from .indexing import _broadcast_rows, _dim, _fail, _index, _same
+from .indexing import _dim, _fail, _index, _one_row, _same
 from .methods import _move
 from .tensor import Tensor
 
@@ -43,8 +43,7 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha:
         raise _fail("index_add_", f"source must be shaped like the input with dim {dim} of the index's length; "
                     f"got {source.shape} for input {input.shape} and {index.shape[0]} indices")
     if d == rank - 1 and rank == 2:  # inside each row: one scatter-add per tile
-        idx = _broadcast_rows(index, input.shape[0])
-        r = ops._emit(T.scatter, [input._value(), idx._value(), _scaled(source, alpha)._value()], {"reduce": 1},
+        r = ops._emit(T.scatter, [input._value(), _one_row(index)._value(), _scaled(source, alpha)._value()], {"reduce": 1},
                       hint="index_add")
         return _move(input, r)
     if d != 0:

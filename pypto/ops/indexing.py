@@ -1,11 +1,11 @@
 """Gathers and scatters inside a row (pl-head §3.7 index and mask forms), computed per tile.
 
-    gather(src, indices)              out[i, k] = src[i, indices[i, k]]          (shape of indices)
+    gather(src, indices)              out[i, k] = src[i, indices[i, k]]     ([src rows, index columns])
     scatter(input, indices, src)      out = input; out[i, indices[i, k]] (=|+=|*=) src[i, k]
     gather_mask(src, mask_pattern)    the columns of a fixed pattern of each row (1: even, 2: odd,
                                       3..6: column 0..3 of each group of 4, 7: all)
 
-All three are row-local: row i of the result needs only row i of the operands, so tensor-level
+An index (and a scatter's src) of one row serves every row. All three are row-local: row i of the result needs only row i of the operands, so tensor-level
 kernels over them are tiled over rows like elementwise ones. Indices are INT32 and count within
 the row's valid columns. An index outside [0, valid columns) touches no memory: a gather reads 0
 for it and a scatter skips it. Duplicate indices in a scatter: `reduce=0` keeps the last write (the
@@ -35,14 +35,18 @@ def _operand(level: str):
     return expect_tile if level == "block" else expect_tensor
 
 
+def _rows_match(name: str, t, rows, what: str) -> None:
+    if t.rank != 2:
+        raise OpError(f"{name}: {what} must be 2-D ([rows, k]), got rank {t.rank}")
+    if static_dim(t.shape[0]) != 1 and dim_eq(t.shape[0], rows) is False:
+        raise OpError(f"{name}: {what} has {t.shape[0]!r} rows, the data {rows!r} (or 1: the same for every row)")
+
+
 def _index_operand(name: str, level: str, e, rows, what: str = "indices"):
     t = _operand(level)(name, e, what)
     if t.dtype is not DataType.INT32:
         raise OpError(f"{name}: {what} must be INT32, got {t.dtype.name}", hint="cast the index with pl.cast(..., pl.INT32)")
-    if t.rank != 2:
-        raise OpError(f"{name}: {what} must be 2-D ([rows, k]), got rank {t.rank}")
-    if dim_eq(t.shape[0], rows) is False:
-        raise OpError(f"{name}: {what} has {t.shape[0]!r} rows, the data {rows!r}")
+    _rows_match(name, t, rows, what)
     return t
 
 
@@ -58,9 +62,10 @@ def _gather_rule(name: str, level: str):
     def infer(args, kw):
         src = _data(name, level, args[0], "src")
         idx = _index_operand(name, level, args[1], src.shape[0])
+        shape = (src.shape[0], idx.shape[1])  # (an index of one row serves every row)
         if isinstance(idx, TileType):
-            return tile_result(idx.shape, src.dtype, valid_shape=idx.valid_shape)
-        return result_like(idx, dtype=src.dtype)
+            return tile_result(shape, src.dtype, valid_shape=(src.valid_shape[0], idx.valid_shape[1]))
+        return result_like(idx, shape, src.dtype)
     return infer
 
 
@@ -71,8 +76,9 @@ def _scatter_rule(name: str, level: str):
         src = _operand(level)(name, args[2], "src")
         if src.dtype is not x.dtype:
             raise OpError(f"{name}: src dtype {src.dtype.name} differs from input {x.dtype.name}")
-        if src.rank != 2 or any(dim_eq(a, b) is False for a, b in zip(src.shape, idx.shape)):
-            raise OpError(f"{name}: src must have the shape of the indices")
+        _rows_match(name, src, x.shape[0], "src")
+        if dim_eq(src.shape[1], idx.shape[1]) is False:
+            raise OpError(f"{name}: src must have the indices' {idx.shape[1]!r} columns, got {src.shape[1]!r}")
         if kw["reduce"] not in SCATTER_MODES:
             raise OpError(f"{name}: reduce must be 0 (none), 1 (add) or 2 (multiply), got {kw['reduce']}")
         return result_like(x)
@@ -101,7 +107,7 @@ def _gather_mask_rule(name: str, level: str):
 
 
 def gather_ref(src, indices):
-    idx = np.asarray(indices).astype(np.int64)
+    idx = np.broadcast_to(np.asarray(indices).astype(np.int64), (src.shape[0], np.shape(indices)[1]))
     ok = (idx >= 0) & (idx < src.shape[-1])
     got = np.take_along_axis(src, np.where(ok, idx, 0), axis=-1)
     return np.where(ok, got, np.zeros((), src.dtype))
@@ -109,7 +115,8 @@ def gather_ref(src, indices):
 
 def scatter_ref(input, indices, src, *, reduce=0):  # noqa: A002
     out = np.array(input, copy=True)
-    idx = np.asarray(indices).astype(np.int64)
+    idx = np.broadcast_to(np.asarray(indices).astype(np.int64), (out.shape[0], np.shape(indices)[1]))
+    src = np.broadcast_to(src, idx.shape)
     rows = np.arange(out.shape[0])
     for k in range(idx.shape[1]):  # in k order: the last write wins, sums and products accumulate
         ok = (idx[:, k] >= 0) & (idx[:, k] < out.shape[1])

@@ -192,13 +192,14 @@ def _concat(short: str, args: list, dst: Tile):
 
 def _gather(short: str, args: list, dst: Tile):
     src, idx = args[0][1], args[1][1]
-    return [_need(src, dst.vr, src.vc, "pto.tgather"), _need(idx, dst.vr, dst.vc, "pto.tgather")], (dst.vr, dst.vc)
+    return [_need(src, dst.vr, src.vc, "pto.tgather"), _need(idx, min(idx.vr, dst.vr), dst.vc, "pto.tgather")], \
+        (dst.vr, dst.vc)
 
 
 def _scatter(short: str, args: list, dst: Tile):
     x, idx, src = (v for _, v in args)
-    return [_need(x, dst.vr, dst.vc, "pto.tscatter"), _need(idx, dst.vr, idx.vc, "pto.tscatter"),
-            _need(src, dst.vr, idx.vc, "pto.tscatter")], (dst.vr, dst.vc)
+    return [_need(x, dst.vr, dst.vc, "pto.tscatter"), _need(idx, min(idx.vr, dst.vr), idx.vc, "pto.tscatter"),
+            _need(src, min(src.vr, dst.vr), idx.vc, "pto.tscatter")], (dst.vr, dst.vc)
 
 
 def _reinterpret(short: str, args: list, dst: Tile):

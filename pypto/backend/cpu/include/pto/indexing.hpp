@@ -1,4 +1,5 @@
 // pto/indexing.hpp -- gathers and scatters inside a row (pypto/ops/indexing.py).
+// (an idx / src tile of one row serves every row)
 //   TGATHER(dst[R,K], src[R,C], idx[R,K]): dst[i,k] = src[i, idx[i,k]], 0 where idx is outside [0, src.vc)
 //   TSCATTER(dst[R,C], x[R,C], idx[R,K], src[R,K], mode): dst = x; dst[i, idx[i,k]] = / += / *= src[i,k]
 //     in k order (mode 0 / 1 / 2); indices outside [0, dst.vc) are skipped
@@ -31,7 +32,7 @@ template <class D, class S, class I> PTO_INLINE void TGATHER(D& dst, const S& sr
   const long n = src.vc;
   for (int i = 0; i < dst.vr; ++i) {
     const auto* s = src.row(i);
-    const auto* x = idx.row(i);
+    const auto* x = idx.row(I::Rows == 1 ? 0 : i);  // (one index row serves every row)
     T* d = dst.row(i);
     for (int k = 0; k < dst.vc; ++k) {
       const long j = long(x[k]);
@@ -50,8 +51,8 @@ PTO_INLINE void TSCATTER(D& dst, const X& x, const I& idx, const S& src, M mode)
     const auto* xr = x.row(i);
     if (static_cast<const void*>(d) != static_cast<const void*>(xr))
       for (int j = 0; j < dst.vc; ++j) d[j] = T(xr[j]);
-    const auto* ir = idx.row(i);
-    const auto* sr = src.row(i);
+    const auto* ir = idx.row(I::Rows == 1 ? 0 : i);  // (one index / src row serves every row)
+    const auto* sr = src.row(S::Rows == 1 ? 0 : i);
     for (int k = 0; k < idx.vc; ++k) {
       const long j = long(ir[k]);
       if (j < 0 || j >= n) continue;
