@@ -200,5 +200,9 @@ def scatter_update(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tenso
 
 from .indexing_rows import index_add, index_add_, index_put_  # noqa: E402  (they build on the helpers above)
 
+for _name in ("gather", "gathermask", "index_add", "index_add_", "index_put_", "index_select", "scatter", "scatter_",
+              "scatter_update"):  # method forms (reference §1.2): x.gather(dim, index), ...
+    setattr(Tensor, _name, globals()[_name])
+
 __all__ = ["gather", "gathermask", "index_add", "index_add_", "index_put_", "index_select", "scatter", "scatter_",
            "scatter_update"]

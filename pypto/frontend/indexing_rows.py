@@ -1,6 +1,6 @@
 """index_add_ / index_add / index_put_ (reference §1.4 "indexing"): the row-granular scatters.
 
-Along the last dim of a 2-D tensor `index_add_` is a scatter-add inside each row (one registry
+Along the last dim `index_add_` is a scatter-add inside each row (one registry
 `scatter` per tile, see indexing.py). Along dim 0, and for `index_put_`, it is a run-time loop over
 the index: each entry is a task that reads its region of the target, combines and writes it back.
 Tasks touching the same region run in index order (the runtime orders them by the regions they
@@ -15,7 +15,7 @@ from pypto.ops.registry import tensor_ops as T
 
 from . import ops
 from .control import loop
-from .indexing import _dim, _fail, _index, _one_row, _same
+from .indexing import _dim, _fail, _index, _one_row, _rows, _same
 from .methods import _move
 from .tensor import Tensor
 
@@ -42,12 +42,12 @@ def index_add_(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha:
             _same(source.shape[k], input.shape[k]) for k in range(rank) if k != d):
         raise _fail("index_add_", f"source must be shaped like the input with dim {dim} of the index's length; "
                     f"got {source.shape} for input {input.shape} and {index.shape[0]} indices")
-    if d == rank - 1 and rank == 2:  # inside each row: one scatter-add per tile
-        r = ops._emit(T.scatter, [input._value(), _one_row(index)._value(), _scaled(source, alpha)._value()], {"reduce": 1},
-                      hint="index_add")
-        return _move(input, r)
+    if d == rank - 1 and rank > 1:  # inside each row: one scatter-add per tile
+        x, src = _rows(input), _rows(_scaled(source, alpha))
+        r = ops._emit(T.scatter, [x._value(), _one_row(index)._value(), src._value()], {"reduce": 1}, hint="index_add")
+        return _move(input, r if rank == 2 else ops.reshape(r, list(input.shape)))
     if d != 0:
-        raise _fail("index_add_", f"dim {dim} of a rank-{rank} tensor: dim 0, or the last dim of a 2-D tensor")
+        raise _fail("index_add_", f"dim {dim} of a rank-{rank} tensor: dim 0 or the last dim")
     for i in loop(0, index.shape[0], name="index_add"):
         row = index[i]
         input[row:row + 1, ...] = ops.add(input[row:row + 1, ...], _scaled(source[i:i + 1, ...], alpha))

@@ -206,4 +206,7 @@ def one_hot(input: Tensor, num_classes: int) -> Tensor:  # noqa: A002
     return ops.reshape(out, [*x.shape, num_classes])
 
 
+for _name in ("permute", "pad", "fillpad"):  # method forms (reference §1.2)
+    setattr(Tensor, _name, globals()[_name])
+
 __all__ = ["atomic_add", "deinterleave", "fillpad", "interleave", "one_hot", "pack", "pad", "permute", "unpack"]

@@ -169,6 +169,19 @@ def test_index_add_accumulates_duplicates(platform, dt):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_index_add_in_rows_of_rank3(platform):
+    @_jit(platform)
+    def k(x: pypto.Tensor((2, 3, 8), pypto.DT_FP32), cols: pypto.Tensor((4,), I32),
+          src: pypto.Tensor((2, 3, 4), pypto.DT_FP32)):
+        return pypto.index_add(x, 2, cols, src, alpha=-1.5)
+
+    x, src = _data((2, 3, 8), np.float32), _data((2, 3, 4), np.float32, 1)
+    cols = np.array([7, 7, 0, 7], np.int32)
+    want = _t(x).index_add(2, _t(cols).long(), _t(src), alpha=-1.5).numpy()
+    _close(k(x, cols, src), want, np.float32)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_index_put(platform):
     @_jit(platform)
     def k(x: pypto.Tensor((8, 12), pypto.DT_FP32), a: pypto.Tensor((DYN,), I32), b: pypto.Tensor((DYN,), I32),
@@ -399,3 +412,21 @@ def test_bad_dims_patterns_and_padding_are_refused():
     _fails(g3, (y3, np.zeros((2, 3, 4), np.int32)), r"pypto\.gather: dim 1 of a rank-3 tensor")
     _fails(red, (y2, np.zeros((3, 4), np.int32)), r"pypto\.scatter: reduce must be")
     _fails(perm, (y3,), r"pypto\.permute: dims \[0, 0, 1\] is not a permutation")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_method_and_index_spellings(platform):
+    @_jit(platform)
+    def k(x: pypto.Tensor((6, 8), pypto.DT_FP32), idx: pypto.Tensor((6, 3), I32), src: pypto.Tensor((6, 3), pypto.DT_FP32)):
+        g = x[1:idx]  # (reference §1.2: a slice dim:index_tensor gathers)
+        h = x.gather(-1, idx) + x.pad([0, 1])[:, 1:4]
+        x[-1:idx] = src  # (and scatters)
+        return g, h
+
+    x, src = _data((6, 8), np.float32), _data((6, 3), np.float32, 1)
+    idx = np.random.default_rng(2).permuted(np.tile(np.arange(8, dtype=np.int32), (6, 1)), axis=1)[:, :3].copy()
+    x0 = x.copy()
+    g, h = k(x, idx, src)
+    np.testing.assert_array_equal(g, np.take_along_axis(x0, idx, 1))
+    np.testing.assert_allclose(h, np.take_along_axis(x0, idx, 1) + x0[:, 1:4], rtol=1e-6)
+    np.testing.assert_array_equal(x, _t(x0).scatter(1, _t(idx).long(), _t(src)).numpy())
