@@ -70,7 +70,8 @@ def _fit(what: str, x: Tensor, shape: list[Any], dims: range, name: str) -> Tens
         if _same(x.shape[d], shape[d]):
             continue
         if isinstance(x.shape[d], int) and isinstance(shape[d], int) and shape[d] < x.shape[d]:
-            return ops.view(x, [shape[k] if k in dims else x.shape[k] for k in range(len(shape))])
+            v = ops.view(x, [shape[k] if k in dims else x.shape[k] for k in range(len(shape))])
+            return v if len(shape) == 2 else ops.clone(v)  # (a strided window, copied to reshape into rows)
         raise _fail(what, f"the index's dim {d} ({shape[d]}) exceeds {name}'s ({x.shape[d]})")
     return x
 
@@ -100,8 +101,6 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A002
     x = input
     if len(input.shape) == len(index.shape) and _dim("gather", input, dim) == len(input.shape) - 1:
         x = _fit("gather", input, list(index.shape), range(len(index.shape) - 1), "the input")
-        if x is not input and len(x.shape) > 2:
-            x = ops.clone(x)  # (a strided window: copied so that it reshapes into rows)
     return _in_rows("gather", x, dim, index, lambda a, i: ops._emit(T.gather, [a._value(), i._value()], hint="gather"),
                     list(index.shape))
 
