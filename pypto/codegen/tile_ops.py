@@ -76,6 +76,8 @@ def generic(cg: KernelCodegen, c: E.Call, result: E.Var | None, pto_name: str) -
             attrs["pad"] = EnumAttr("pto", f"pad {_PAD[v]}")
         elif k == "transpose" and v:
             attrs["transpose"] = True
+        elif k in c.op.extra.get("pto_attrs", ()):  # integer attributes the instruction takes (gather_mask's pattern)
+            attrs[k] = int(v)
     cg.emit(Op(pto_name, ins=ins, outs=[_dst(cg, c, result)], attrs=attrs))
 
 

@@ -7,7 +7,7 @@ import enum
 
 from pypto.ir.dtype import DataType
 
-from . import control, indexing, math_ops, ops, reductions, sorting
+from . import control, indexing, joining, math_ops, ops, reductions, sorting
 from . import options as _options
 from .graphs import CompStage
 from .jit import dynamic, function, jit
@@ -94,6 +94,8 @@ for _mod in (reductions, sorting):
 NAMES["greater"] = ops.gt
 for _name in math_ops.NAMES:
     NAMES[_name] = getattr(math_ops, _name)
-NAMES["index_select"] = indexing.index_select
-NAMES["scatter_update"] = indexing.scatter_update
+for _name in indexing.__all__:
+    NAMES[_name] = getattr(indexing, _name)
+for _name in joining.__all__:
+    NAMES[_name] = getattr(joining, _name)
 NAMES = {k: v for k, v in NAMES.items() if v is not None}

@@ -122,7 +122,16 @@ def _region(t: Tensor, items: list[Any], fill: Tensor | None = None) -> tuple[li
     return offs, sizes, dropped
 
 
+def _gathers(key: Any) -> bool:
+    """`t[dim:index_tensor]`: the reference's spelling of a gather (read) / scatter (write) along dim."""
+    return isinstance(key, slice) and isinstance(key.stop, Tensor) and isinstance(key.start, int) and key.step is None
+
+
 def _getitem(self: Tensor, key: Any, valid_shape: Any = None) -> Any:
+    if _gathers(key):
+        from .indexing import gather
+
+        return gather(self, key.start, key.stop)
     items = _key(self, key)
     if all(not isinstance(k, slice) for k in items):  # a scalar read
         return ops.read_scalar(self, [simplify(_norm(k, s)) for k, s in zip(items, self.shape)])
@@ -136,6 +145,11 @@ def _getitem(self: Tensor, key: Any, valid_shape: Any = None) -> Any:
 
 
 def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    if _gathers(key):
+        from .indexing import scatter_
+
+        scatter_(self, key.start, key.stop, value)
+        return
     items = _key(self, key)
     if all(not isinstance(k, slice) for k in items):
         ops.write_scalar(self, [simplify(_norm(k, s)) for k, s in zip(items, self.shape)], value)

@@ -454,6 +454,31 @@ CASES += [
 ]
 
 
+_IDX = "pl.block.cast({1}, target_type=pl.INT32)"  # an INT32 index of `shift` (0..7: inside every valid row)
+
+
+def _idx(x):
+    return x.astype(np.int32)
+
+
+CASES += [  # gathers and scatters inside a row (pypto/ops/indexing.py); duplicate indices in every row
+    Case("block.gather", ("a", "shift"), call="pl.block.gather({0}, " + _IDX + ")", probe=("a", "idx"),
+         expect=lambda args, vr, vc, dt: ref("block.gather")(args[0], _idx(args[1]))),
+    *[Case("block.scatter", ("a", "shift", "b"), call="pl.block.scatter({0}, " + _IDX + f", {{2}}, reduce={_m})",
+           kw={"reduce": _m}, probe=("a", "idx", "a"), id=f"scatter_{_id}",
+           expect=lambda args, vr, vc, dt, _m=_m: ref("block.scatter")(args[0], _idx(args[1]), args[2], reduce=_m))
+      for _m, _id in ((0, "last"), (1, "add"), (2, "mul"))],
+    Case("block.gather_mask", ("a",), call="pl.block.gather_mask({0}, mask_pattern=1)", kw={"mask_pattern": 1},
+         out=lambda vr, vc: (vr, (vc + 1) // 2), id="gather_mask_even"),
+    Case("block.gather_mask", ("a",), call="pl.block.gather_mask({0}, mask_pattern=5)", kw={"mask_pattern": 5},
+         out=lambda vr, vc: (vr, (vc + 1) // 4), id="gather_mask_third_of_4"),
+    Case("block.reinterpret_view", ("a",), call="pl.block.reinterpret_view({0}, target_type=pl.{dt})",
+         kw={"target_type": "{dt}"}, expect=lambda args, vr, vc, dt: args[0]),
+    Case("block.reinterpret_view", ("a",), call="pl.block.reinterpret_view({0}, target_type=pl.INT32)",
+         kw={"target_type": DataType.INT32}, dtypes=("FP32",), id="reinterpret_fp32_as_int32"),
+]
+
+
 # cast: every (source, target) pair the type rule allows; float -> int with every rounding mode
 CAST_MODES = (CastMode.round, CastMode.rint, CastMode.floor, CastMode.ceil, CastMode.trunc)
 
@@ -651,6 +676,21 @@ TCASES += [
 ]
 
 
+_TIDX = "pl.cast({shift}, pl.INT32)"
+TCASES += [  # row-local: also on the dynamic [M, 64] tensors, tiled over row blocks
+    TCase("tensor.gather", "pl.gather({a}, " + _TIDX + ")",
+          lambda x, dt: ref("tensor.gather")(x["a"], _idx(x["shift"])), ("a", "idx"), dynamic=True),
+    TCase("tensor.scatter", "pl.scatter({a}, " + _TIDX + ", {b}, reduce=1)",
+          lambda x, dt: ref("tensor.scatter")(x["a"], _idx(x["shift"]), x["b"], reduce=1), ("a", "idx", "a"),
+          kw={"reduce": 1}, dynamic=True),
+    TCase("tensor.gather_mask", "pl.gather_mask({a}, mask_pattern=2)",
+          lambda x, dt: ref("tensor.gather_mask")(x["a"], mask_pattern=2), ("a",), kw={"mask_pattern": 2},
+          dynamic=True, dyn_shape=f"[M, {C // 2}]"),
+    TCase("tensor.reinterpret_view", "pl.reinterpret_view({a}, target_type=pl.{dt})", lambda x, dt: x["a"], ("a",),
+          kw={"target_type": "{dt}"}, dynamic=True),
+]
+
+
 def _win(x, n, r0, c0, rows, cols):
     return x[f"{n}_full"][r0:r0 + rows, c0:c0 + cols]
 
@@ -726,6 +766,7 @@ _PROBE_ARG: dict[str, Callable[[DataType, Level], Any]] = {
     "fp32": lambda dt, lv: _tile(DataType.FP32),
     "fp16": lambda dt, lv: _tile(DataType.FP16),
     "i32": lambda dt, lv: _tile(DataType.INT32),
+    "idx": lambda dt, lv: (_tensor if lv is Level.TENSOR else _tile)(DataType.INT32),  # a gather / scatter index
     "left": lambda dt, lv: _tile(dt, (R, 32), MemorySpace.Left),
     "right": lambda dt, lv: _tile(dt, (32, C), MemorySpace.Right),
     "gemv_left": lambda dt, lv: _tile(dt, (1, 32), MemorySpace.Left),
@@ -835,6 +876,7 @@ SHARDS = {
     "memory": ("load", "store", "move", "fillpad", "full", "create", "create_tile", "get_block_idx", "read",
                "write", "dim"),
     "layout": ("view", "assemble", "concat", "reshape", "transpose"),
+    "indexing": ("gather", "scatter", "gather_mask", "reinterpret_view"),
 }
 _SHARD_OF_FAMILY = {f: name for name, fams in SHARDS.items() for f in fams}
 
@@ -944,6 +986,8 @@ def _operand_block(x: dict, kind: str, i0: int, vr: int, vc: int, dt: str):
 def _region(out: Any, vr: int, vc: int) -> tuple[int, int]:
     if isinstance(out, tuple):
         return out
+    if callable(out):
+        return out(vr, vc)
     return {"t": (vr, vc), "t16": (vr, min(vc, 16)), "t32": (vr, min(vc, 32)), "tT": (min(vc, 16), vr), "row": (vr, 1), "col": (1, vc), "full": (R, C)}[out]
 
 

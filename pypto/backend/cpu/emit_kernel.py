@@ -299,6 +299,8 @@ class KernelEmitter(FuncEmitter):
                 out.append(f"pto::RoundMode::{val}")
             else:
                 out.append(f"pto::PadValue::{_PAD[val]}")
+        # integer attributes (gather_mask's pattern, scatter's reduce mode) follow, in their order
+        out += [str(v) for v in op.attrs.values() if type(v) is int]
         return out
 
 

@@ -73,6 +73,7 @@ Lowering = Functor | Fold | Library
 B, S, U, RE, CE = Form.BINARY, Form.SCALAR, Form.UNARY, Form.ROW_EXPAND, Form.COL_EXPAND
 ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmul.hpp", "emitter"
 SORT = "sort.hpp"
+IDX = "indexing.hpp"
 
 CPU: dict[str, Lowering] = {
     # tile x tile
@@ -159,6 +160,8 @@ CPU: dict[str, Lowering] = {
     "trowexpand": Library(RED, fusable=True), "tcolexpand": Library(RED, fusable=True),
     "ttrans": Library(MEM), "treshape": Library(MEM), "tconcat": Library(MEM), "tfillpad": Library(MEM),
     "textract": Library(MEM), "tinsert": Library(MEM),
+    "tgather": Library(IDX), "tscatter": Library(IDX), "tgathermask": Library(IDX),
+    "treinterpret": Library(IDX),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)

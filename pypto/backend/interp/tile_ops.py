@@ -94,6 +94,9 @@ def registry_kwargs(op: Op, od: OpDef, dst: Tile) -> dict:
         kw["target_type"] = DTYPES[dst.buf.dtype]
     if "axis1" in names:
         kw.update(axis1=0, axis2=1)
+    for name in od.extra.get("pto_attrs", ()):  # integer attributes (gather_mask's pattern, scatter's reduce)
+        if name in op.attrs:
+            kw[name] = int(op.attrs[name])
     try:
         return od.normalize_kwargs(kw)
     except OpError as e:
@@ -193,10 +196,34 @@ def _concat(short: str, args: list, dst: Tile):
     return [_need(a, dst.vr, a.vc, "pto.tconcat"), _need(b, dst.vr, b.vc, "pto.tconcat")], (dst.vr, a.vc + b.vc)
 
 
+def _gather(short: str, args: list, dst: Tile):
+    src, idx = args[0][1], args[1][1]
+    return [_need(src, dst.vr, src.vc, "pto.tgather"), _need(idx, min(idx.vr, dst.vr), dst.vc, "pto.tgather")], \
+        (dst.vr, dst.vc)
+
+
+def _scatter(short: str, args: list, dst: Tile):
+    x, idx, src = (v for _, v in args)
+    return [_need(x, dst.vr, dst.vc, "pto.tscatter"), _need(idx, min(idx.vr, dst.vr), idx.vc, "pto.tscatter"),
+            _need(src, min(src.vr, dst.vr), idx.vc, "pto.tscatter")], (dst.vr, dst.vc)
+
+
+def _reinterpret(short: str, args: list, dst: Tile):
+    src = args[0][1]
+    return [_need(src, dst.vr, src.vc, "pto.treinterpret")], (dst.vr, dst.vc)
+
+
+def _gather_mask(short: str, args: list, dst: Tile):
+    src = args[0][1]
+    return [_need(src, dst.vr, src.vc, "pto.tgathermask")], (dst.vr, dst.vc)
+
+
 # how the reference's operands are cut from the tiles: by shape class, or by instruction for the layout ops
 _BY_SHAPE: dict[ShapeClass, Callable] = {ShapeClass.ROW_REDUCE: _row_reduce, ShapeClass.COL_REDUCE: _col_reduce,
                                          ShapeClass.MATMUL: _matmul, ShapeClass.ROW_WISE: _row_wise}
-_BY_INSTRUCTION: dict[str, Callable] = {"ttrans": _transpose, "treshape": _reshape, "tconcat": _concat}
+_BY_INSTRUCTION: dict[str, Callable] = {"ttrans": _transpose, "treshape": _reshape, "tconcat": _concat,
+                                        "tgather": _gather, "tscatter": _scatter, "tgathermask": _gather_mask,
+                                        "treinterpret": _reinterpret}
 
 
 def _prep(short: str) -> Callable:

@@ -12,5 +12,6 @@
 #include "reduce.hpp"
 #include "sort.hpp"
 #include "memory.hpp"
+#include "indexing.hpp"
 #include "matmul.hpp"
 #include "sync.hpp"
