@@ -7,7 +7,7 @@ import enum
 
 from pypto.ir.dtype import DataType
 
-from . import control, indexing, joining, math_ops, ops, reductions, sorting
+from . import control, creation, indexing, joining, math_ops, ops, reductions, scaled_matmul, sorting
 from . import options as _options
 from .graphs import CompStage
 from .jit import dynamic, function, jit
@@ -98,4 +98,7 @@ for _name in indexing.__all__:
     NAMES[_name] = getattr(indexing, _name)
 for _name in joining.__all__:
     NAMES[_name] = getattr(joining, _name)
+for _name in creation.__all__:
+    NAMES[_name] = getattr(creation, _name)
+NAMES["scaled_mm"] = scaled_matmul.scaled_mm
 NAMES = {k: v for k, v in NAMES.items() if v is not None}

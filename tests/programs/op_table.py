@@ -341,6 +341,15 @@ CASES += [
                                                            transpose=True)),
     Case("block.full", (), call=f"pl.block.full([{R}, {C}], dtype=pl.{{dt}}, value=3)", out="full", blocks=1,
          expect=lambda args, vr, vc, dt: ref("block.full")((R, C), dtype=dt_of(dt), value=3)),
+    # ci (pl.arange): one row of start + j * step; a negative step, descending, a float step
+    Case("block.ci", (), call=f"pl.block.ci(3, [1, {C}], dtype=pl.{{dt}}, step=-2)", out=(1, C), blocks=1,
+         expect=lambda args, vr, vc, dt: ref("block.ci")(3, (1, C), -2, dtype=dt_of(dt))),
+    Case("block.ci", (), call=f"pl.tile.arange(5, [1, {C}], dtype=pl.{{dt}}, descending=True)", out=(1, C),
+         blocks=1, id="ci_descending",
+         expect=lambda args, vr, vc, dt: ref("block.ci")(5, (1, C), 1, dtype=dt_of(dt), descending=True)),
+    Case("block.ci", (), call=f"pl.block.ci(0.25, [1, {C}], dtype=pl.FP32, step=0.375)", out=(1, C), blocks=1,
+         id="ci_float_step", dtypes=("FP32",),
+         expect=lambda args, vr, vc, dt: ref("block.ci")(0.25, (1, C), 0.375, dtype=DataType.FP32)),
     Case("block.create_tile", (), out="full", blocks=1,
          call=f"pl.block.expands(pl.block.create_tile([{R}, {C}], dtype=pl.{{dt}}), 2)",
          expect=lambda args, vr, vc, dt: ref("block.expands")(ref("block.create_tile")((R, C), dtype=dt_of(dt)), 2)),
@@ -626,6 +635,11 @@ def _tmm(x, a_trans=False):
 
 
 TCASES += [
+    TCase("tensor.ci", "pl.arange(-4, [1, 64], dtype=pl.{dt}, step=3)",
+          lambda x, dt: ref("tensor.ci")(-4, (1, 64), 3, dtype=dt_of(dt)), ("ci",)),
+    TCase("tensor.ci", "pl.add(pl.tensor.ci(7, [1, 64], dtype=pl.{dt}, descending=True), {a})",
+          lambda x, dt: ref("tensor.add")(ref("tensor.ci")(7, (1, 64), dtype=dt_of(dt), descending=True), x["a"]),
+          ("ci",), id="ci_row_bcast"),
     TCase("tensor.full", "pl.full([16, 64], dtype=pl.{dt}, value=3)",
           lambda x, dt: ref("tensor.full")((16, 64), dtype=dt_of(dt), value=3), ("full",)),
     # in an explicit InCore scope: a view with valid_shape made in the orchestration reaches the
@@ -792,6 +806,8 @@ _PROBE_CALL: dict[str, Callable[[DataType], tuple[tuple, dict]]] = {
     "block.reshape": lambda dt: ((_tile(dt, (R, 32)), _ints(8, 64)), {}),
     "block.transpose": lambda dt: ((_tile(dt, (R, R)),), {"axis1": 0, "axis2": 1}),
     "block.get_block_idx": lambda dt: ((), {}),
+    "block.ci": lambda dt: ((ConstInt(3, DataType.INDEX), _ints(1, C), ConstInt(1, DataType.INDEX)), {"dtype": dt}),
+    "tensor.ci": lambda dt: ((ConstInt(3, DataType.INDEX), _ints(1, C), ConstInt(1, DataType.INDEX)), {"dtype": dt}),
     "tensor.full": lambda dt: ((_ints(R, C),), {"dtype": dt, "value": 3}),
     "tensor.read": lambda dt: ((_tensor(dt), _ints(2, 3)), {}),
     "tensor.write": lambda dt: ((_tensor(dt), _ints(2, 3), _scalar(dt)), {}),
@@ -873,7 +889,7 @@ SHARDS = {
                   "row_expand_max", "row_expand_min", "col_expand", "col_expand_add", "col_expand_sub",
                   "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min", "expands"),
     "matmul": ("matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias"),
-    "memory": ("load", "store", "move", "fillpad", "full", "create", "create_tile", "get_block_idx", "read",
+    "memory": ("load", "store", "move", "fillpad", "full", "ci", "create", "create_tile", "get_block_idx", "read",
                "write", "dim"),
     "layout": ("view", "assemble", "concat", "reshape", "transpose"),
     "indexing": ("gather", "scatter", "gather_mask", "reinterpret_view"),

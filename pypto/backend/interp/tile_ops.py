@@ -333,8 +333,18 @@ def tsetval(op: Op, ins: list, dst: Tile) -> None:
     dst.arr[r, c] = cast_array(np.asarray(ins[0]), dst.arr.dtype)
 
 
+def tci(op: Op, ins: list, dst: Tile) -> None:
+    """`ins(%start, %step) {descending}`: the row start + j * step over the valid region."""
+    if len(ins) != 2 or any(isinstance(v, Tile) for v in ins):
+        raise InterpError("pto.tci takes two scalar operands (start, step)")
+    od = opdef("tci")
+    res = od.reference(ins[0], (dst.vr, dst.vc), ins[1], dtype=DTYPES[dst.buf.dtype],
+                       descending=bool(op.attrs.get("descending", 0)))
+    _write(dst, res, (dst.vr, dst.vc), "tci")
+
+
 HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
-    "texpands": texpands, "tfillpad": tfillpad, "textract": textract, "tinsert": tinsert, "tmov": tmov,
+    "texpands": texpands, "tci": tci, "tfillpad": tfillpad, "textract": textract, "tinsert": tinsert, "tmov": tmov,
     "tsetval": tsetval,
 }
 

@@ -116,6 +116,26 @@ template <class D, class S> PTO_INLINE void TEXPANDS(D& dst, S s) {
   }
 }
 
+// TCI(dst, start, step, descending): column j of every valid row is start + j * step (minus when
+// descending). Integers in 64-bit, wrapping into T; floats in double from the fp32 scalars, rounded once.
+template <class D, class S, class P> PTO_INLINE void TCI(D& dst, S start, P step, int descending) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor);
+  for (int r = 0; r < dst.vr; ++r) {
+    T* p = dst.row(r);
+    if constexpr (is_int_v<T>) {
+      const uint64_t s0 = uint64_t(scalar_to<int64_t>(start)), st = uint64_t(scalar_to<int64_t>(step));
+      for (int c = 0; c < dst.vc; ++c) {
+        const uint64_t d = uint64_t(c) * st;
+        p[c] = from_compute<T>(int64_t(descending ? s0 - d : s0 + d));
+      }
+    } else {
+      const double s0 = double(scalar_to<float>(start)), st = double(scalar_to<float>(step));
+      for (int c = 0; c < dst.vc; ++c) p[c] = from_compute<T>(descending ? s0 - double(c) * st : s0 + double(c) * st);
+    }
+  }
+}
+
 // ---- convert -------------------------------------------------------------------------------------
 namespace detail {
 template <class V> PTO_INLINE V round_by(V x, RoundMode m) {
