@@ -101,6 +101,29 @@ template <class D, class A> PTO_INLINE void TNOT(D& dst, const A& a) {
 }
 
 // ---- fill ----------------------------------------------------------------------------------------
+// TCI(dst, start, descending): dst[r, c] = start + c (start - c), every valid row alike; the value
+// wraps like the (integer) destination type.
+template <class D, class S> PTO_INLINE void TCI(D& dst, S start, int descending) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor && std::is_integral_v<T>);
+  const long long s0 = static_cast<long long>(start), step = descending ? -1 : 1;
+  for (int r = 0; r < dst.vr; ++r) {
+    T* p = dst.row(r);
+    for (int c = 0; c < dst.vc; ++c) p[c] = static_cast<T>(static_cast<unsigned long long>(s0 + step * c));
+  }
+}
+// TTRI(dst, diagonal, upper): 1 where c <= r + diagonal (upper: c >= r + diagonal), else 0, over
+// the valid region.
+template <class D, class S> PTO_INLINE void TTRI(D& dst, S diagonal, int upper) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor);
+  const long long d = static_cast<long long>(diagonal);
+  const T one = from_compute<T>(compute_t<T>(1)), zero = from_compute<T>(compute_t<T>(0));
+  for (int r = 0; r < dst.vr; ++r) {
+    T* p = dst.row(r);
+    for (int c = 0; c < dst.vc; ++c) p[c] = (upper ? c >= r + d : c <= r + d) ? one : zero;
+  }
+}
 template <class D, class S> PTO_INLINE void TEXPANDS(D& dst, S s) {
   using T = typename D::value_type;
   static_assert(D::kRowMajor);
