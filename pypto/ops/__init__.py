@@ -2,6 +2,7 @@
 registers all operators with `pypto.ir.op`."""
 
 from . import (  # noqa: F401  (registration)
+    catalogue,  # (imports the families it builds on first)
     creation,
     elementwise,
     elementwise_math,

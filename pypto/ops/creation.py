@@ -24,8 +24,9 @@ from .registry import arg, attr, define
 from .traits import ShapeClass, Traits
 from .typing import OpError, dims, expect_scalar, static_dim, static_dims, tile_result
 
-# the result dtypes (pl's ci takes INT16 / INT32; the float ones serve arange(0.0, 1.0, 0.25))
-CI_DTYPES = frozenset({DataType.INT16, DataType.INT32, DataType.FP32, DataType.FP16, DataType.BF16})
+# the result dtypes (pl's ci takes INT16 / INT32 / UINT16 / UINT32; the float ones serve arange(0.0, 1.0, 0.25))
+CI_DTYPES = frozenset({DataType.INT16, DataType.INT32, DataType.UINT16, DataType.UINT32, DataType.FP32, DataType.FP16,
+                       DataType.BF16})
 
 
 def _ci_rule(name: str, level: str):

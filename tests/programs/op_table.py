@@ -1328,5 +1328,11 @@ def coverage_table() -> str:
     return "\n".join(lines)
 
 
+# rows of the ops pl-head §3 added (pypto/ops/catalogue.py), kept in their own module
+from . import op_table_catalogue as _catalogue  # noqa: E402
+
+_catalogue.install()
+
+
 if __name__ == "__main__":
     print(coverage_table())

@@ -144,10 +144,12 @@ CPU: dict[str, Lowering] = {
     "tcolexpandadd": Functor("Add", CE), "tcolexpandsub": Functor("Sub", CE), "tcolexpandmul": Functor("Mul", CE),
     "tcolexpanddiv": Functor("Div", CE),
     "tcolexpandmax": Functor("Max", CE), "tcolexpandmin": Functor("Min", CE),
+    "trowexpandexpdif": Functor("ExpDif", RE), "tcolexpandexpdif": Functor("ExpDif", CE),
     # written by hand in the tile library
     "tcmp": Library(ELEM), "tcmps": Library(ELEM), "tprelu": Library(ELEM), "taddc": Library(ELEM),
     "tsubc": Library(ELEM), "taddsc": Library(ELEM), "tsubsc": Library(ELEM), "tsel": Library(ELEM),
     "tsels": Library(ELEM), "tnot": Library(ELEM), "tcvt": Library(ELEM), "texpands": Library(ELEM, fusable=True),
+    "ttri": Library(ELEM),  # a tile made from its coordinates
     "trowsum": Library(RED), "trowmax": Library(RED), "trowmin": Library(RED),
     "trowabsmax": Fold("row", map="x < 0 ? -x : x", combine="(a > b || a != a) ? a : b", init=0.0),  # NaN wins
     "tcolsum": Library(RED), "tcolmax": Library(RED), "tcolmin": Library(RED),

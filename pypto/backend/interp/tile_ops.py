@@ -27,6 +27,7 @@ from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op
 
 from .errors import InterpError
+from .fill_ops import HANDLERS as FILL_HANDLERS
 from .values import DTYPES, Tile, cast_array, compute_dtype
 
 # instruction -> the registry op whose reference it runs, where `ops_by_pto` picks another op
@@ -347,6 +348,7 @@ HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
     "texpands": texpands, "tci": tci, "tfillpad": tfillpad, "textract": textract, "tinsert": tinsert, "tmov": tmov,
     "tsetval": tsetval,
 }
+HANDLERS.update(FILL_HANDLERS)  # ttri (fill_ops.py)
 
 
 # instructions the kernel executor runs itself (interp/kernel.py: DDR windows, flags, element reads)

@@ -101,6 +101,18 @@ template <class D, class A> PTO_INLINE void TNOT(D& dst, const A& a) {
 }
 
 // ---- fill ----------------------------------------------------------------------------------------
+// TTRI(dst, diagonal, upper): 1 where c <= r + diagonal (upper: c >= r + diagonal), else 0, over
+// the valid region.
+template <class D, class S> PTO_INLINE void TTRI(D& dst, S diagonal, int upper) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor);
+  const long long d = static_cast<long long>(diagonal);
+  const T one = from_compute<T>(compute_t<T>(1)), zero = from_compute<T>(compute_t<T>(0));
+  for (int r = 0; r < dst.vr; ++r) {
+    T* p = dst.row(r);
+    for (int c = 0; c < dst.vc; ++c) p[c] = (upper ? c >= r + d : c <= r + d) ? one : zero;
+  }
+}
 template <class D, class S> PTO_INLINE void TEXPANDS(D& dst, S s) {
   using T = typename D::value_type;
   static_assert(D::kRowMajor);

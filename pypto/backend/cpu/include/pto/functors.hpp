@@ -156,6 +156,8 @@ struct Sel {  // (mask, a, b)
 
 // ---- unary ----------------------------------------------------------------------------------------
 struct Exp { template <class V> PTO_INLINE V operator()(V x) const { return simd::vexp(x); } };
+// exp(a - b): row/col_expand_expdif (a - b rounded in the compute type first, as two instructions)
+struct ExpDif { template <class V> PTO_INLINE V operator()(V a, V b) const { return simd::vexp(a - b); } };
 struct Log { template <class V> PTO_INLINE V operator()(V x) const { return simd::vlog(x); } };
 struct Sqrt { template <class V> PTO_INLINE V operator()(V x) const { return simd::vsqrt(x); } };
 struct Rsqrt { template <class V> PTO_INLINE V operator()(V x) const { return one<V>() / simd::vsqrt(x); } };
