@@ -213,7 +213,7 @@ class KernelConverter:
             if isinstance(v, TileVal):
                 t = self.let(f"{v.var.name}_{space.name.lower()}",
                              self.op(block_ops.move, [v.var], {"target_memory": space, "transpose": transpose}, span), span)
-            elif space in (Vec, Mat) or (self.direct_cube_loads and not transpose and space in _CUBE_IN):
+            elif space in (Vec, Mat) or (self.direct_cube_loads and space in _CUBE_IN):
                 t = self.load(v, space, transpose, e, span)
             else:
                 base = self.as_tile(v, Mat if space in (MemorySpace.Left, MemorySpace.Right) else Vec, transpose, span)
