@@ -405,15 +405,18 @@ def _write_region(tr, dst: Tensor, src, offsets: Any) -> None:
 
 def reshape(input: Tensor, shape: Any, *, valid_shape: Any = None, inplace: bool = False) -> Tensor:  # noqa: A002
     dims = list(shape)
-    if -1 in dims:
+    holes = [i for i, d in enumerate(dims) if isinstance(d, int) and d == -1]  # (a symbolic dim is never -1)
+    if len(holes) > 1:
+        raise FrontendError(f"pypto.reshape: at most one -1 in the shape, got {dims}", user_span())
+    if holes:
         known = 1
         for d in input.shape:
             known = known * d
         rest = 1
-        for d in dims:
-            if d != -1:
+        for i, d in enumerate(dims):
+            if i != holes[0]:
                 rest = rest * d
-        dims = [simplify(known // rest) if d == -1 else d for d in dims]
+        dims[holes[0]] = simplify(known // rest)
     return _emit(T.reshape, [_val(input, "pypto.reshape"), _tuple(dims)], hint="reshape")
 
 

@@ -153,3 +153,17 @@ def test_options_scopes_and_the_report_of_ignored_options(capsys):
     finally:
         pypto.reset_options()
     assert pypto.get_pass_options() == {} and len(pypto.get_options_tree()) == 1
+
+
+def test_a_dynamic_1d_result_in_a_kernel_is_refused_with_the_line():
+    """keepdim=False over a dynamic-row tensor traces (the -1 of the reshape is not asked of a
+    run-time size) and the compile refuses the [M] kernel value with the user's line."""
+    m = pypto.frontend.dynamic("M")
+
+    @pypto.frontend.jit(runtime_options={"platform": "interp"})
+    def f(x: pypto.Tensor((m, 64), pypto.DT_FP32), y: pypto.Tensor((m,), pypto.DT_FP32)):
+        y[:] = pypto.sum(x, -1)
+
+    with pytest.raises(pypto.errors.Error, match="tile shapes must be static") as e:
+        f(np.zeros((5, 64), np.float32), np.zeros(5, np.float32))
+    assert "pypto.sum(x, -1)" in str(e.value)
