@@ -46,18 +46,34 @@ def tiled_matmul(emit, a: Tensor, b: Tensor, kw: dict[str, Any], args: list[Any]
         out_dtype = create_op_call(T.matmul, args, kw).type.dtype
     except OpError as e:
         raise FrontendError(str(e).removeprefix("Error: "), user_span()) from None
+    return _tiled(emit, a, b, kw, args, out_dtype, tiles)
+
+
+def _tiled(emit, a: Tensor, b: Tensor, kw: dict[str, Any], args: list[Any], out_dtype: DataType,
+           tiles: tuple[int, int, int], valid_rows: Any = None, store: Any = None) -> Tensor | None:
+    """The static split; `valid_rows`: a's rows that hold data (a clipped last row block); `store(i,
+    mi, j, nj, tile)`: where each output tile goes (then nothing is returned)."""
     a_t, b_t = kw["a_trans"], kw["b_trans"]
-    dims = [simplify(d) for d in (*a.shape, *b.shape)]
-    if len(a.shape) != 2 or len(b.shape) != 2 or not all(isinstance(d, int) for d in dims):
+    if len(a.shape) != 2 or len(b.shape) != 2:
         return None
+    dims = [simplify(d) for d in (*a.shape, *b.shape)]
     m, k = (dims[1], dims[0]) if a_t else (dims[0], dims[1])
     n = dims[2] if b_t else dims[3]
+    if not (isinstance(k, int) and isinstance(n, int)):
+        return None
     tm, tk, tn = tiles
+    if not isinstance(m, int):  # a dynamic row count: a run-time loop over row blocks of tm
+        return None if a_t else _row_blocks(emit, a, b, kw, args, out_dtype, m, tiles)
     if m <= tm and k <= tk and n <= tn:
         return None
     acc_dt = DataType.FP32 if a.dtype.is_float else DataType.INT32
 
     def a_piece(i: int, mi: int, kk: int, ki: int) -> Tensor:
+        if valid_rows is not None:  # (pieces of a clipped block keep its valid rows)
+            from .ops import view
+            from .symbolic import sym_max, sym_min
+
+            return view(a, [mi, ki], [i, kk], valid_shape=[sym_max(0, sym_min(mi, valid_rows - i)), ki])
         return a[kk:kk + ki, i:i + mi] if a_t else a[i:i + mi, kk:kk + ki]
 
     def b_piece(kk: int, ki: int, j: int, nj: int) -> Tensor:
@@ -75,6 +91,11 @@ def tiled_matmul(emit, a: Tensor, b: Tensor, kw: dict[str, Any], args: list[Any]
         return acc
 
     rows, cols = _pieces(m, tm), _pieces(n, tn)
+    if store is not None:  # each output tile goes straight to its place (a clipped row block)
+        for i, mi in rows:
+            for j, nj in cols:
+                store(i, mi, j, nj, chain(i, mi, j, nj))
+        return None
     if len(rows) == 1 and len(cols) == 1:
         return chain(0, m, 0, n)
     from .ops import assemble, create_tensor
@@ -83,4 +104,29 @@ def tiled_matmul(emit, a: Tensor, b: Tensor, kw: dict[str, Any], args: list[Any]
     for i, mi in rows:
         for j, nj in cols:
             assemble(chain(i, mi, j, nj), [i, j], out)
+    return out
+
+
+def _row_blocks(emit, a: Tensor, b: Tensor, kw: dict[str, Any], args: list[Any], out_dtype: DataType, m: Any,
+                tiles: tuple[int, int, int]) -> Tensor:
+    """`a @ b` with a dynamic row count: a `pypto.loop` over blocks of mL1 rows (one task each; the
+    last block's rows clipped to the tensor), each block split over K and N as a static product."""
+    from .control import loop
+    from .ops import create_tensor, view
+    from .symbolic import ceildiv, sym_min
+
+    tm, k = tiles[0], a.shape[1]
+    out = create_tensor([m, b.shape[0] if kw["b_trans"] else b.shape[1]], out_dtype)
+    n = out.shape[1]
+    for i in loop(0, ceildiv(m, tm), name="matmul_rows"):
+        valid = sym_min(tm, m - i * tm)
+        rows = view(a, [tm, k], [i * tm, 0], valid_shape=[valid, k])
+
+        def store(r: int, mr: int, j: int, nj: int, tile: Tensor, i=i) -> None:
+            out[i * tm + r:i * tm + r + mr, j:j + nj] = tile  # (clipped to the tensor: the valid rows)
+
+        if isinstance(k, int) and (k > tiles[1] or n > tiles[2]):
+            _tiled(emit, rows, b, kw, [rows._value(), args[1]], out_dtype, tiles, valid_rows=valid, store=store)
+        else:  # (the block is one tile)
+            store(0, tm, 0, n, emit(T.matmul, [rows._value(), args[1]], kw, "matmul"))
     return out

@@ -137,3 +137,22 @@ def test_cube_tiles_let_a_large_matmul_fit():
         make(False)(a, b, c)
     make(True)(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("rows", [24, 64, 150])
+def test_cube_tiles_with_a_dynamic_row_count(platform, rows):
+    """A dynamic M: a run-time loop over blocks of mL1 rows (the last clipped), each a K / N split."""
+    m = pypto.frontend.dynamic("M")
+
+    @pypto.frontend.jit(runtime_options={"platform": platform})
+    def mm(a: pypto.Tensor((m, 192), pypto.DT_FP32), b: pypto.Tensor((192, 96), pypto.DT_FP32),
+           c: pypto.Tensor((m, 96), pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([64, 64], [64, 64], [48, 48])
+        c[:] = pypto.matmul(a, b)
+
+    rng = np.random.default_rng(rows)
+    a, b = rng.standard_normal((rows, 192)).astype(np.float32), rng.standard_normal((192, 96)).astype(np.float32)
+    c = np.zeros((rows, 96), np.float32)
+    mm(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
