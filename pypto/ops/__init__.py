@@ -1,6 +1,8 @@
 """The op registry: every operator defined once (see registry.py). Importing this package
 registers all operators with `pypto.ir.op`."""
 
+from pypto.ir import task_ops as _task_ops  # noqa: F401  (the task language's orchestration ops)
+
 from . import elementwise, elementwise_math, indexing, matmul, memory, ordering, reduction, shape, system  # noqa: F401  (registration)
 from .registry import NAMESPACES, OPS, Dispatch, Level, OpDef, Param, get_def, lookup_dsl, ops_by_pto
 
