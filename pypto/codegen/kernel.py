@@ -55,6 +55,7 @@ class KernelInfo:
     param_dirs: list[str]
     return_params: list[int]  # for each returned tensor: the index of the parameter it is written into
     uses_spaces: set[str] = field(default_factory=set)
+    uses_barrier: bool = False  # waits at pl.system.syncall: an spmd of it runs its blocks at once
 
 
 def tile_buf(t: TileType, span=None) -> TileBufT:
@@ -109,7 +110,9 @@ class KernelCodegen:
         self.runtime: dict[tuple[int, str, int], Value] = {}  # (param, dim|stride, axis) -> index arg
         self.tiles: dict[E.Var, Value] = {}
         self.dyn: dict[E.DynVar, Value] = {}
-        self.info = KernelInfo(fn.name, [], [])
+        from .task_codegen import uses_barrier
+
+        self.info = KernelInfo(fn.name, [], [], uses_barrier=uses_barrier(fn))
         self.sc = ScalarEmitter(self.lookup_scalar, self.names.fresh, lambda: self.head, lambda: self.blocks[-1])
 
     # ---- lookup ------------------------------------------------------------------------------

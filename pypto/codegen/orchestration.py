@@ -33,6 +33,7 @@ from pypto.pto.model import INDEX, Block, EnumAttr, Func, Module, Op, Sym, Tenso
 from .kernel import KernelInfo
 from .names import Namer
 from .scalars import PTO_DTYPE, ScalarEmitter, loop_header, pto_scalar
+from .task_codegen import TaskState
 
 
 def tensor_t(t: TensorType) -> TensorT:
@@ -60,6 +61,7 @@ class OrchestrationCodegen:
         self.tuples: dict[E.Var, list[Value]] = {}
         self.dyn: dict[E.DynVar, Value] = {}
         self.sc = ScalarEmitter(self.lookup, self.names.fresh, lambda: self.head, lambda: self.blocks[-1])
+        self.tasks = TaskState(self)
 
     def lookup(self, v: E.Var) -> Value:
         if isinstance(v, E.DynVar):
@@ -179,12 +181,19 @@ class OrchestrationCodegen:
         if isinstance(c.op, E.GlobalVar):
             self.submit(c, result)
             return
+        if c.op.name.startswith("task."):
+            self.tasks.call(c, result)
+            return
         op = c.op
         rt = result.type if result is not None else None
         if op is tensor_ops.create:
             assert isinstance(rt, TensorType) and result is not None
             v = Value(self.names.fresh(result.name), tensor_t(rt))
-            self.emit(Op("pto.alloc_tensor", [v], self.dims(c.args[0])))
+            init = c.kwarg("init_value")
+            self.emit(Op("pto.alloc_tensor", [v], self.dims(c.args[0]),
+                         attrs={"init": float(init)} if init not in (None, 0) else {}))
+            if c.kwarg("manual_dep"):
+                self.tasks.untracked.add(id(v))
             self.values[result] = v
         elif op is tensor_ops.view:
             assert isinstance(rt, TensorType) and result is not None
@@ -193,6 +202,7 @@ class OrchestrationCodegen:
             if valid is None:
                 v = Value(self.names.fresh(result.name), tensor_t(rt))
                 self.emit(Op("pto.tensor_slice", [v], [src, *self.dims(c.args[2]), *self.dims(c.args[1])]))
+                self.tasks.derived(src, v)
             else:
                 # a window with a valid region: the task sees only the valid part (it must not read past
                 # the tensor); a kernel declaring the full window accepts it (`valid` marks the slice)
@@ -202,12 +212,14 @@ class OrchestrationCodegen:
                 v = Value(self.names.fresh(result.name), TensorT(shape, tt.elem))
                 self.emit(Op("pto.tensor_slice", [v], [src, *self.dims(c.args[2]), *self.dims(valid)],
                              attrs={"valid": True}))
+                self.tasks.derived(src, v)
             self.values[result] = v
         elif op is tensor_ops.reshape:
             assert isinstance(rt, TensorType) and result is not None
             src = self.lookup(c.args[0])  # type: ignore[arg-type]
             v = Value(self.names.fresh(result.name), tensor_t(rt))
             self.emit(Op("pto.tensor_reshape", [v], [src, *self.dims(c.args[1])]))
+            self.tasks.derived(src, v)
             self.values[result] = v
         elif op is tensor_ops.read:
             assert result is not None and isinstance(rt, ScalarType)
@@ -244,7 +256,11 @@ class OrchestrationCodegen:
         vals = []
         for a in c.args:
             vals.append(self.value(a))
-        self.emit(Op("pto.submit", operands=vals, attrs={"callee": Sym(name), "dirs": list(info.param_dirs)}))
+        nargs = len(vals)
+        attrs = {"callee": Sym(name), "dirs": list(info.param_dirs)}
+        tid = self.tasks.submit(vals, attrs, info.uses_barrier)
+        self.emit(Op("pto.submit", tid, operands=vals, attrs=attrs))
+        vals = vals[:nargs]
         if result is None:
             return
         outs = [vals[i] for i in info.return_params]
@@ -264,15 +280,18 @@ class OrchestrationCodegen:
         iv = Value(self.names.fresh(s.loop_var.name), INDEX)
         body = Block(args=[iv])
         self.values[s.loop_var] = iv
-        for a in s.iter_args:
+        for a, init in zip(s.iter_args, inits):
             bv = Value(self.names.fresh(a.name), value_type(a.type))
             body.args.append(bv)
             self.values[a] = bv
+            self.tasks.derived(init, bv)  # a loop-carried untracked tensor stays untracked
         self.blocks.append(body)
         ys = self.body_yield(s.body)
         self.blocks.pop()
         body.ops.append(Op("scf.yield", operands=ys))
         results = self.results(s.return_vars)
+        for init, r in zip(inits, results):
+            self.tasks.derived(init, r)
         self.emit(Op("scf.for", results, [lb, ub, st, *inits], attrs=attrs, regions=[body]))
 
     def body_yield(self, body: Stmt | None) -> list[Value]:

@@ -10,7 +10,7 @@ from pypto.ir.diagnostics import CompileError
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, PipeType
 from pypto.ir.types import ScalarType, TensorType, TileType, TileView
-from pypto.ops.registry import Level, OpDef, block_ops, tensor_ops
+from pypto.ops.registry import Level, OpDef, block_ops, system_ops, tensor_ops
 from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op, PartitionViewT, ScalarT, Value
 
@@ -225,8 +225,12 @@ def _write(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
 def _block_idx(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     assert result is not None
     v = Value(cg.names.fresh(result.name), ScalarT("ui64"))
-    cg.emit(Op("pto.get_block_idx", [v]))
+    cg.emit(Op("pto.get_block_num" if c.op is block_ops.get_block_num else "pto.get_block_idx", [v]))
     cg.values[result] = v
+
+
+def _syncall(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    cg.emit(Op("pto.syncall", attrs={"mode": c.kwarg("mode", "hard")}))
 
 
 def _axis_reduce(row: OpDef, col: OpDef):
@@ -303,6 +307,8 @@ _SPECIAL = {
     block_ops.read: _read,
     block_ops.write: _write,
     block_ops.get_block_idx: _block_idx,
+    block_ops.get_block_num: _block_idx,
+    system_ops.syncall: _syncall,
     block_ops.sum: _axis_reduce(block_ops.row_sum, block_ops.col_sum),
     block_ops.max: _axis_reduce(block_ops.row_max, block_ops.col_max),
     block_ops.min: _axis_reduce(block_ops.row_min, block_ops.col_min),

@@ -35,13 +35,22 @@ from .decorators import InlineFunction, function, inline, loads, loads_program, 
 from .dsl import (  # noqa: A004
     at,
     auto_incore,
+    cluster,
     cond,
     const,
+    dump_tag,
     incore,
+    manual_scope,
+    no_dep,
     parallel,
+    pipeline,
     range,
+    scope,
+    spmd,
+    spmd_submit,
     static_assert,
     static_print,
+    submit,
     unroll,
     while_,
     yield_,
@@ -56,7 +65,7 @@ from .errors import (
     UndefinedVariableError,
     UnsupportedFeatureError,
 )
-from .placement import Level, Role
+from .placement import Level, Role, ScopeMode, SplitMode, cross_core_slot, split
 
 # data types
 BOOL = DataType.BOOL
@@ -66,6 +75,8 @@ UINT4, UINT8, UINT16, UINT32, UINT64 = (DataType.UINT4, DataType.UINT8, DataType
 FP16, BF16, FP32, FP4 = DataType.FP16, DataType.BF16, DataType.FP32, DataType.FP4
 FP8E4M3FN, FP8E5M2, HF4, HF8 = DataType.FP8E4M3FN, DataType.FP8E5M2, DataType.HF4, DataType.HF8
 INDEX = DataType.INDEX
+TASK_ID = DataType.INT64  # a task id is a 64-bit integer on the CPU (-1: no task); docs/tasks.md
+TaskId = Scalar[TASK_ID]
 
 # layouts and spaces
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
@@ -93,6 +104,8 @@ block = _Namespace("pl.block", "block")
 tile = block  # the later public name of the tile level
 tensor = _Namespace("pl.tensor", "tensor")
 system = _Namespace("pl.system", "system")
+object.__setattr__(system, "task_dummy", _dsl.task_dummy)
+object.__setattr__(system, "task_invalid", _dsl.task_invalid)
 
 globals().update(_dsl.top_level_ops())
 
@@ -113,7 +126,8 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "Level", "Role", "at", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "Level", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot", "split", "TaskId", "at", "cluster",
+    "dump_tag", "manual_scope", "no_dep", "pipeline", "scope", "spmd", "spmd_submit", "submit", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",
 ]

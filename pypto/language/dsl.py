@@ -58,11 +58,27 @@ const = DslHelper("const", "pl.const(value, dtype): a typed literal")
 incore = DslHelper("incore", "with pl.incore(): a region outlined into an InCore kernel")
 auto_incore = DslHelper("auto_incore", "with pl.auto_incore(): a region the compiler splits into kernels")
 at = DslHelper("at", "with pl.at(level=pl.Level.CORE_GROUP): a region outlined into one device task (a kernel)")
+# the task language (docs/tasks.md)
+spmd = DslHelper("spmd", "for i in pl.spmd(n) / with pl.spmd(n[, sync_start=, deps=, predicate=]) [as tid]: one task "
+                         "fanned out over n blocks (pl.get_block_idx())")
+cluster = DslHelper("cluster", "with pl.cluster(): AIC and AIV work of one cluster (one task here: no effect)")
+manual_scope = DslHelper("manual_scope", "with pl.manual_scope(): only explicit deps= order the tasks inside")
+scope = DslHelper("scope", "with pl.scope(mode=pl.ScopeMode.MANUAL|AUTO): a runtime scope")
+pipeline = DslHelper("pipeline", "for i in pl.pipeline(..., stage=F): a software-pipelined pl.range (same results)")
+submit = DslHelper("submit", "res, tid = pl.submit(self.kernel, *args, deps=[...], predicate=(t[i] > 0)): a task")
+spmd_submit = DslHelper("spmd_submit", "res, tid = pl.spmd_submit(self.kernel, *args, core_num=n, ...): an spmd task")
+no_dep = DslHelper("no_dep", "self.kernel(pl.no_dep(t), ...): this argument of this task is not dependency-tracked")
+dump_tag = DslHelper("dump_tag", "pl.dump_tag(t): mark t for partial argument dumps (a device debugging aid)")
+task_dummy = DslHelper("task_dummy", "pl.system.task_dummy(deps=[...]): a task without work, done when its deps are")
+task_invalid = DslHelper("task_invalid", "pl.system.task_invalid(): the 'no producer' task id")
+TASK_HELPERS = frozenset({"submit", "spmd_submit", "no_dep", "dump_tag", "task_dummy", "task_invalid"})
+
 static_print = DslHelper("static_print", "pl.static_print(*values): print at parse time (types of IR values)")
 static_assert = DslHelper("static_assert", "pl.static_assert(cond, msg=''): a parse-time check of a Python value")
 
 HELPERS = {h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore, at,
-                               static_print, static_assert)}
+                               static_print, static_assert, spmd, cluster, manual_scope, scope, pipeline, submit,
+                               spmd_submit, no_dep, dump_tag, task_dummy, task_invalid)}
 
 
 def make_namespace(ns: str) -> types.SimpleNamespace:

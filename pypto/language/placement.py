@@ -1,14 +1,18 @@
-"""Placement enums and the argument check of `pl.at` (today's public API, reference pl-head §2).
+"""Placement enums and the argument checks of `pl.at` / `pl.spmd` (today's public API, reference
+pl-head §2).
 
 `with pl.at(level=pl.Level.CORE_GROUP):` marks a region that runs as one device task. On the CPU
-every level is a task on one worker: the level, the role and the scheduling hints
-(`optimizations`, `allow_early_resolve`, `windowize`, `dumps`) are checked and accepted, and do
-not change results.
+every level is a task on one worker (there is no core / chip / host hierarchy to place it in: a
+HOST or CHIP region is the same task as a CORE_GROUP one); the level, the role and the scheduling
+hints (`optimizations`, `allow_early_resolve`, `windowize`, `dumps`, `name_hint`) are checked and
+accepted, and do not change results. `deps=`, `no_dep_args=` and `as tid` are honoured (docs/tasks.md).
 """
 
 from __future__ import annotations
 
 import enum
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -40,6 +44,61 @@ class Role(enum.IntEnum):
     Worker = 1  # the March spelling of SubWorker
 
 
+class ScopeMode(enum.IntEnum):
+    """`pl.scope(mode=...)`: AUTO (dependencies inferred) or MANUAL (only explicit deps order tasks)."""
+
+    AUTO = 0
+    MANUAL = 1
+
+
+class SplitMode(enum.IntEnum):
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
+@dataclass(frozen=True)
+class Split:
+    """`pl.split(mode)` in `optimizations=`: how a mixed cube + vector body is split across the
+    cores of a cluster on the device (performance only; the CPU runs the body as written)."""
+
+    mode: SplitMode
+    slot_num: int | None = None
+
+
+@dataclass(frozen=True)
+class CrossCoreSlot:
+    """`pl.cross_core_slot(slot_num=N)` in `optimizations=`: the depth of the cross-core pipe rings
+    (performance only on the device; no effect here)."""
+
+    slot_num: int
+
+
+def split(mode: SplitMode, slot_num: int | None = None) -> Split:
+    if not isinstance(mode, SplitMode):
+        raise TypeError(f"pl.split takes a pl.SplitMode, got {mode!r}")
+    if slot_num is not None:
+        warnings.warn("pl.split(mode, slot_num=N) is deprecated: write pl.cross_core_slot(slot_num=N)",
+                      DeprecationWarning, stacklevel=2)
+    return Split(mode, slot_num)
+
+
+def cross_core_slot(*, slot_num: int) -> CrossCoreSlot:
+    if not isinstance(slot_num, int) or isinstance(slot_num, bool) or slot_num <= 0:
+        raise ValueError(f"pl.cross_core_slot: slot_num must be a positive int, got {slot_num!r}")
+    return CrossCoreSlot(slot_num)
+
+
+def _check_optimizations(opts: Any) -> None:
+    if opts is None:
+        return
+    if not isinstance(opts, (list, tuple)):
+        raise TypeError("optimizations= must be a list")
+    for o in opts:
+        if not isinstance(o, (Split, CrossCoreSlot)):
+            raise TypeError(f"optimizations= takes pl.split(mode) and pl.cross_core_slot(slot_num=N), got {o!r}")
+
+
 _AT_KEYWORDS = frozenset({"level", "role", "optimizations", "deps", "no_dep_args", "dumps", "allow_early_resolve",
                           "name_hint", "windowize"})
 
@@ -55,9 +114,23 @@ def check_at_arguments(level: Any = None, role: Any = None, **kwargs: Any) -> No
         raise TypeError(f"level must be a pl.Level, got {level!r}")
     if role is not None and not isinstance(role, (Role, int)):
         raise TypeError(f"role must be a pl.Role, got {role!r}")
-    opts = kwargs.get("optimizations")
-    if opts is not None and not isinstance(opts, (list, tuple)):
-        raise TypeError("optimizations= must be a list")
+    _check_optimizations(kwargs.get("optimizations"))
 
 
-__all__ = ["Level", "Role", "check_at_arguments"]
+_SPMD_KEYWORDS = frozenset({"core_num", "sync_start", "name_hint", "optimizations", "deps", "allow_early_resolve",
+                            "predicate"})
+
+
+def check_spmd_arguments(*args: Any, **kwargs: Any) -> None:
+    """Raise TypeError for a `pl.spmd(...)` call the public API would refuse (core_num is checked by
+    the parser, which also accepts an integer expression)."""
+    unknown = sorted(set(kwargs) - _SPMD_KEYWORDS)
+    if unknown:
+        raise TypeError(f"unexpected keyword {unknown[0]!r} (accepted: {', '.join(sorted(_SPMD_KEYWORDS))})")
+    if len(args) > 1 or (args and "core_num" in kwargs):
+        raise TypeError("pl.spmd takes one positional argument, core_num")
+    _check_optimizations(kwargs.get("optimizations"))
+
+
+__all__ = ["CrossCoreSlot", "Level", "Role", "ScopeMode", "Split", "SplitMode", "check_at_arguments",
+           "check_spmd_arguments", "cross_core_slot", "split"]

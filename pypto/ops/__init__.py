@@ -1,6 +1,8 @@
 """The op registry: every operator defined once (see registry.py). Importing this package
 registers all operators with `pypto.ir.op`."""
 
+from pypto.ir import task_ops as _task_ops  # noqa: F401  (the task language's orchestration ops)
+
 from . import (  # noqa: F401  (registration)
     catalogue,  # (imports the families it builds on first)
     creation,

@@ -336,6 +336,8 @@ def _block_idx_rule(args, kw):
 
 define("block.get_block_idx", [], _block_idx_rule, traits=ELEMENT, reference=lambda: 0, pipe=PipeType.S,
        dsl=("pl.block.get_block_idx", "pl.get_block_idx"), doc="index of the executing core")
+define("block.get_block_num", [], _block_idx_rule, traits=ELEMENT, reference=lambda: 1, pipe=PipeType.S,
+       dsl=("pl.block.get_block_num", "pl.get_block_num"), doc="number of blocks of the executing spmd grid")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,12 +405,14 @@ def _create_rule(args, kw):
     return TensorType(shape, kw["dtype"], kw["layout"])
 
 
-define("tensor.create", [arg("shape", "shape"), attr("dtype", "dtype"), attr("layout", "layout", TensorLayout.ND)],
+define("tensor.create", [arg("shape", "shape"), attr("dtype", "dtype"), attr("layout", "layout", TensorLayout.ND),
+                         attr("manual_dep", "bool", False), attr("init_value", "number", None, nullable=True)],
        _create_rule, traits=Traits(ShapeClass.FILL, task_level=True),
-       reference=lambda shape, *, dtype, layout=None: np.zeros(tuple(shape), dtype.to_numpy()),
+       reference=lambda shape, *, dtype, layout=None, manual_dep=False, init_value=None:
+       np.full(tuple(shape), init_value or 0, dtype.to_numpy()),
        aliases=("tensor.create_tensor",),
        dsl=("pl.tensor.create", "pl.tensor.create_tensor", "pl.create_tensor"),
-       doc="a new tensor (uninitialised; the CPU runtime zero-fills it)")
+       doc="a new tensor (zero-filled on the CPU, or init_value); manual_dep=True: never dependency-tracked")
 
 
 def _dim_rule(args, kw):

@@ -1,12 +1,12 @@
-"""System operators: pipe synchronization (flags and barriers)."""
+"""System operators: pipe synchronization (flags and barriers), and the barrier across the blocks of an spmd grid."""
 
 from __future__ import annotations
 
 from pypto.ir.enums import PipeType
 
 from .memory import UNIT
-from .registry import attr, define
-from .traits import SYNC
+from .registry import arg, attr, define
+from .traits import ELEMENT, SYNC
 
 
 def _unit(args, kw):
@@ -31,3 +31,23 @@ define("system.sync_dst", _SYNC, _sync_rule("system.sync_dst"), traits=SYNC, pto
 define("system.bar_v", [], _unit, traits=SYNC, pto="pipe_barrier", pipe=PipeType.V, doc="barrier within the vector pipe")
 define("system.bar_m", [], _unit, traits=SYNC, pto="pipe_barrier", pipe=PipeType.M, doc="barrier within the matrix pipe")
 define("system.bar_all", [], _unit, traits=SYNC, pto="pipe_barrier", pipe=PipeType.ALL, doc="barrier across all pipes")
+
+
+def _syncall_rule(args, kw):
+    from .typing import OpError
+
+    if kw["core_type"] not in ("mix", "aiv", "aic", "vector", "cube"):
+        raise OpError(f"system.syncall: core_type must be 'mix', 'aiv' or 'aic', got {kw['core_type']!r}")
+    if kw["mode"] not in ("hard", "soft"):
+        raise OpError(f"system.syncall: mode must be 'hard' or 'soft', got {kw['mode']!r}")
+    return UNIT
+
+
+# every block of the spmd grid waits until all arrived (the CPU runs such a grid's blocks at once);
+# gm_workspace / used_cores (a soft barrier's polling area) are accepted and not needed here. Not a
+# pipe-sync op (InsertSync still synchronizes the kernel); backends drain every pipe before it.
+define("system.syncall", [arg("gm_workspace", "tensor", None, optional=True),
+                          arg("used_cores", "scalar", None, optional=True),
+                          attr("core_type", "str", "mix"), attr("mode", "str", "hard")],
+       _syncall_rule, traits=ELEMENT, pipe=PipeType.S, reference=lambda *a, **k: None,
+       doc="barrier across all blocks of the spmd grid (arrival only)")

@@ -81,6 +81,7 @@ PtoType = ScalarT | PtrT | TensorViewT | PartitionViewT | TileBufT | TensorT
 
 INDEX = ScalarT("index")
 I1 = ScalarT("i1")
+I64 = ScalarT("i64")  # a task id (pto.submit result)
 
 
 # ---------------------------------------------------------------------------------------------

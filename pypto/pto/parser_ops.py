@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .model import (
     I1,
+    I64,
     INDEX,
     Op,
     PartitionViewT,
@@ -297,7 +298,6 @@ class OpParsers:
         return Op(name, self.bind(lhs, [INDEX], name, k), [src], attrs=attrs)
 
     def p_submit(self, name: str, lhs, k: int) -> Op:
-        self.no_results(lhs, name, k)
         sym = self.toks[self.i]
         if sym[:1] != "@" or len(sym) < 2:
             self.fail(f"expected the kernel symbol (@name), found {self.desc()}")
@@ -313,4 +313,5 @@ class OpParsers:
             self.fail(f"{len(args)} argument(s) but {len(types)} type(s)", tk)
         for v, ty in zip(args, types):
             self.check_type(v, ty, tk)
-        return Op(name, operands=args, attrs=attrs)
+        results = self.bind(lhs, [I64], name, k) if lhs is not None else []  # the task id
+        return Op(name, results, operands=args, attrs=attrs)

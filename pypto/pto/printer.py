@@ -292,9 +292,9 @@ class _Printer:
         name, g = op.name, operand_groups(op)
         if form == "submit":
             callee = op.attrs.get("callee")
-            if not isinstance(callee, Sym) or op.results:
-                raise InvalidValue("pto.submit needs attrs['callee'] = Sym(kernel) and no results")
-            return (f"{name} {_symbol(callee.name)}({self.uses(op.operands)}){self.extra(op, 'callee')} : "
+            if not isinstance(callee, Sym) or len(op.results) > 1:
+                raise InvalidValue("pto.submit needs attrs['callee'] = Sym(kernel) and at most one result (task id)")
+            return (f"{self.lhs(op.results)}{name} {_symbol(callee.name)}({self.uses(op.operands)}){self.extra(op, 'callee')} : "
                     f"({self.types(op.operands)})")
         if form == "write":
             if op.results:

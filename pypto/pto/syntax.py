@@ -123,6 +123,10 @@ PTO_FORMS: dict[str, str] = {
 TERMINATORS = frozenset(("scf.yield", "scf.condition", "func.return", "scf.break", "scf.continue"))
 REGION_OPS = frozenset(("scf.for", "scf.if", "scf.while"))
 SUBMIT_DIRS = frozenset(("in", "out", "inout", "scalar"))
+# operands of a submit that are not kernel arguments (the task language): explicit dependencies
+# (task ids), the predicate element (tensor + indices) and the spmd block count
+TASK_DIRS = frozenset(("dep", "pred", "pred_idx", "core_num"))
+JOIN_KERNEL = "__pto_join"  # the callee of a task without work (pl.system.task_dummy)
 
 
 def is_dps_name(name: str) -> bool:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from .errors import PtoVerifyError
 from .model import (
     I1,
+    I64,
     INDEX,
     Block,
     Func,
@@ -58,6 +59,7 @@ from .syntax import (
     SCALAR_NAMES,
     SCALAR_OPS,
     SUBMIT_DIRS,
+    TASK_DIRS,
     TERMINATORS,
     TILE_LOCS,
     int_fits,
@@ -455,10 +457,10 @@ class _Verifier:
             self.issue(op, "pto.submit needs attrs['callee'] = Sym(kernel name)")
         dirs = op.attrs.get("dirs")
         if dirs is not None and (not isinstance(dirs, list) or len(dirs) != len(op.operands)
-                                 or any(d not in SUBMIT_DIRS for d in dirs)):
-            self.issue(op, f"dirs must give one of {sorted(SUBMIT_DIRS)} per argument")
-        if op.results:
-            self.issue(op, "pto.submit has no results")
+                                 or any(d not in SUBMIT_DIRS and d not in TASK_DIRS for d in dirs)):
+            self.issue(op, f"dirs must give one of {sorted(SUBMIT_DIRS | TASK_DIRS)} per argument")
+        if len(op.results) > 1 or (op.results and op.results[0].type != I64):
+            self.issue(op, "pto.submit has at most one result, its task id (i64)")
 
     def groups(self, op: Op, result_cls: type) -> dict | None:
         if len(op.results) != 1 or not isinstance(op.results[0].type, result_cls):

@@ -14,7 +14,7 @@ import numpy as np
 
 from pypto.errors import InvalidValue
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 MAX_DIMS = 8
 MAX_ARGS = 1024
 

@@ -26,6 +26,7 @@ class RunConfig:
     num_workers: int | None = None     # None: pypto.config.num_workers
     sched_mode: str = "fifo"           # "fifo" or "locality"
     enable_trace: bool = False         # record a per-task trace
+    enable_chip_swimlane: bool = False  # the device's swimlane profile (accepted; the CPU trace is enable_trace)
     trace_path: str | os.PathLike[str] | None = None   # where to write the Chrome trace JSON
     warmup: int = 0                    # untimed runs before the timed ones (cpu; each one writes the outputs)
     repeat: int = 1                    # timed runs; their seconds are in compiled.last_times

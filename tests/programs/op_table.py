@@ -76,6 +76,8 @@ SKIP = {
     "system.bar_v": "system op: barriers are inserted by InsertSync and checked by its tests and the hazard checker",
     "system.bar_m": "system op: barriers are inserted by InsertSync and checked by its tests and the hazard checker",
     "system.bar_all": "system op: barriers are inserted by InsertSync and checked by its tests and the hazard checker",
+    "system.syncall": "a barrier across the blocks of an spmd grid, no value: tests/language/test_tasks.py checks "
+                      "the rendezvous on both backends",
     "block.alloc": "buffer declaration inserted by InitMemRef; every kernel of this file allocates through it",
     "block.batch_matmul": "IR-only op: no pl spelling and no PTO instruction (registry dsl=())",
 }
@@ -359,6 +361,8 @@ CASES += [
          expect=lambda args, vr, vc, dt: ref("block.write")(args[0], (2, 3), 5)),
     Case("block.get_block_idx", ("a",), call="pl.block.adds({0}, pl.block.get_block_idx())",
          expect=lambda args, vr, vc, dt: ref("block.adds")(args[0], ref("block.get_block_idx")())),
+    Case("block.get_block_num", ("a",), call="pl.block.adds({0}, pl.block.get_block_num())",
+         expect=lambda args, vr, vc, dt: ref("block.adds")(args[0], ref("block.get_block_num")())),
     Case("block.view", ("a",), call="pl.block.view({0}, [8, 32], [4, 3])", out=(8, 32), blocks=1,
          expect=lambda args, vr, vc, dt: ref("block.view")(args[0], (8, 32), (4, 3))),
     Case("block.view", ("a",), call="pl.block.view({0}, [8, 32], [4, 3], valid_shape=[5, 20])", out=(5, 20),
@@ -808,6 +812,7 @@ _PROBE_CALL: dict[str, Callable[[DataType], tuple[tuple, dict]]] = {
     "block.get_block_idx": lambda dt: ((), {}),
     "block.ci": lambda dt: ((ConstInt(3, DataType.INDEX), _ints(1, C), ConstInt(1, DataType.INDEX)), {"dtype": dt}),
     "tensor.ci": lambda dt: ((ConstInt(3, DataType.INDEX), _ints(1, C), ConstInt(1, DataType.INDEX)), {"dtype": dt}),
+    "block.get_block_num": lambda dt: ((), {}),
     "tensor.full": lambda dt: ((_ints(R, C),), {"dtype": dt, "value": 3}),
     "tensor.read": lambda dt: ((_tensor(dt), _ints(2, 3)), {}),
     "tensor.write": lambda dt: ((_tensor(dt), _ints(2, 3), _scalar(dt)), {}),
@@ -844,7 +849,7 @@ def dtypes_of(case: Case | TCase) -> tuple[str, ...]:
 
 
 # rows whose result is not the op's own (the op is wrapped, or yields a scalar / nothing): input dtype
-_SAME_DTYPE = {"block.get_block_idx", "block.read", "block.write", "block.load", "tensor.read", "tensor.write",
+_SAME_DTYPE = {"block.get_block_idx", "block.get_block_num", "block.read", "block.write", "block.load", "tensor.read", "tensor.write",
                "tensor.dim", "tensor.create"}
 
 
@@ -889,8 +894,8 @@ SHARDS = {
                   "row_expand_max", "row_expand_min", "col_expand", "col_expand_add", "col_expand_sub",
                   "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min", "expands"),
     "matmul": ("matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias"),
-    "memory": ("load", "store", "move", "fillpad", "full", "ci", "create", "create_tile", "get_block_idx", "read",
-               "write", "dim"),
+    "memory": ("load", "store", "move", "fillpad", "full", "ci", "create", "create_tile", "get_block_idx", "get_block_num",
+               "read", "write", "dim"),
     "layout": ("view", "assemble", "concat", "reshape", "transpose"),
     "indexing": ("gather", "scatter", "gather_mask", "reinterpret_view"),
 }

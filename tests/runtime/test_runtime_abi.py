@@ -52,7 +52,7 @@ def test_struct_layouts_match_ctypes():
     got = [lib.probe(i) for i in range(14)]
     want = [ctypes.sizeof(PtoTensor), PtoTensor.shape.offset, PtoTensor.strides.offset, PtoTensor.root.offset,
             PtoTensor.root_nbytes.offset, ctypes.sizeof(PtoArg), 8, 8, 8, ctypes.sizeof(PtoTraceRecord),
-            ctypes.sizeof(PtoRtStats), ctypes.sizeof(PtoTaskDesc), ctypes.sizeof(PtoProgram), 56]
+            ctypes.sizeof(PtoRtStats), ctypes.sizeof(PtoTaskDesc), ctypes.sizeof(PtoProgram), 64]  # pto_rt_api (submit_ex since ABI 2)
     assert got == want
 
 

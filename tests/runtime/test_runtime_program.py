@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pypto.runtime import ProgramHandle, TaskGraphError, include_dir
+from pypto.runtime import ABI_VERSION, ProgramHandle, TaskGraphError, include_dir
 from pypto.runtime.abi import PtoProgram
 from pypto.runtime.native import library
 from pypto.support.native_build import build_and_load
@@ -44,7 +44,7 @@ def reference(x: np.ndarray, iters: int, limit: float) -> tuple[np.ndarray, int]
 def test_program_handle_metadata():
     p = program()
     assert p.kernel_names == {0: "scale_add", 1: "row_sum_acc"}
-    assert p.num_kernels == 2 and p.scratch_bytes == 1 << 16 and p.abi_version == 1
+    assert p.num_kernels == 2 and p.scratch_bytes == 1 << 16 and p.abi_version == ABI_VERSION
 
 
 def test_tiled_program_matches_numpy(serial, parallel):

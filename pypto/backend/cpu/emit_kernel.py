@@ -260,8 +260,22 @@ class KernelEmitter(FuncEmitter):
         t, r, c = op.operands
         self.define(op.result, f"pto::TGETVAL({self.name(t)}, int({self.name(r)}), int({self.name(c)}))")
 
+    # an spmd submission passes [block index, block count, barrier] after the kernel's parameters
+    # (pto_submit_opts.block_arg); a plain one passes none: one block
+    def _block_arg(self, k: int, absent: str) -> str:
+        n = len(self.func.attrs.get("pto.param_dirs", []))  # the pto_args (runtime args are derived)
+        return f"(nargs >= {n + 3} ? args[{n + k}].i : {absent})"
+
     def op_get_block_idx(self, op: Op) -> None:
-        self.define(op.result, "0")  # one task is one block on the CPU
+        self.define(op.result, self._block_arg(0, "0"))
+
+    def op_get_block_num(self, op: Op) -> None:
+        self.define(op.result, self._block_arg(1, "1"))
+
+    def op_syncall(self, op: Op) -> None:
+        # stores before the barrier must be visible to the other blocks after it
+        self.line("pto::stream_fence();")
+        self.line(f"pto_barrier_wait(reinterpret_cast<pto_barrier*>(static_cast<intptr_t>({self._block_arg(2, '0')})));")
 
     def op_set_flag(self, op: Op) -> None:
         self.line("// set_flag: a kernel runs in program order on one thread")

@@ -14,8 +14,10 @@ import json
 
 from pypto.pto.analysis import analyze_task_program
 from pypto.pto.model import Func, Op, ScalarT, Sym, TensorT, Value, walk
+from pypto.pto.syntax import JOIN_KERNEL, TASK_DIRS
 
 from .emit_common import AssemblyError, FuncEmitter, cpp_type, elem_bytes, is_float
+from .emit_tasks import emit_task_submit, is_task_submit
 
 
 def static_param_shapes(kernel: Func) -> list[list[int | None] | None]:
@@ -118,6 +120,12 @@ class OrchestrationEmitter(FuncEmitter):
             self.line("  void* p = api->alloc_tensor(rt, nb);")
             self.line("  if (!p) return 1;")
             self.line(f"  {n} = pto_tensor_dense(p, {eb}, {nd}, shp);")
+        init = op.attrs.get("init")
+        if init is not None:  # pl.create_tensor(..., init_value=v): a fresh tensor, before any task touches it
+            ct = cpp_type(t.elem, self.where(op))
+            self.line(f"  {{ {ct}* q = static_cast<{ct}*>({n}.data); const int64_t m = " +
+                      " * ".join(["int64_t(1)"] + [f"shp[{i}]" for i in range(nd)]) +
+                      f"; for (int64_t i = 0; i < m; ++i) q[i] = {ct}({float(init)!r}); }}")
         self.line("}")
 
     def op_tensor_slice(self, op: Op) -> None:
@@ -150,12 +158,16 @@ class OrchestrationEmitter(FuncEmitter):
     def op_submit(self, op: Op) -> None:
         callee = op.attrs.get("callee")
         dirs = op.attrs.get("dirs", [])
-        if not isinstance(callee, Sym) or callee.name not in self.kernel_ids:
-            raise AssemblyError(f"{self.where(op)}: unknown kernel {callee!r}")
         if len(dirs) != len(op.operands):
             raise AssemblyError(f"{self.where(op)}: {len(op.operands)} arguments but {len(dirs)} directions")
+        if isinstance(callee, Sym) and callee.name == JOIN_KERNEL:
+            emit_task_submit(self, op, -1, [])
+            return
+        if not isinstance(callee, Sym) or callee.name not in self.kernel_ids:
+            raise AssemblyError(f"{self.where(op)}: unknown kernel {callee!r}")
         items = []
-        for v, d in zip(op.operands, dirs):
+        kargs = [(v, d) for v, d in zip(op.operands, dirs) if d not in TASK_DIRS]
+        for v, d in kargs:
             t = v.type
             if isinstance(t, TensorT):
                 kind = {"in": "PTO_IN", "out": "PTO_OUT", "inout": "PTO_INOUT"}.get(d)
@@ -180,6 +192,9 @@ class OrchestrationEmitter(FuncEmitter):
                 self.line(f"if ({self.name(v)}.shape[{ax}] {ne} {ext}) return glue::fail(api, rt, \"%s: argument "
                           f"{k} has extent %lld on axis {ax}, the kernel expects {want + ' ' if want else ''}{ext}\", "
                           f"\"{callee.name}\", {self.name(v)}.shape[{ax}]);")
+        if is_task_submit(op):
+            emit_task_submit(self, op, kid, items)
+            return
         self.line(f"{{ const pto_arg a[] = {{{', '.join(items)}}};")
         self.line(f"  if (api->submit(rt, {kid}, a, {len(items)}) < 0) return 1; }}  // {callee.name}")
 

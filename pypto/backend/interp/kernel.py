@@ -33,6 +33,7 @@ from pypto.pto.model import (
 from .engine import Executor, FuncInfo, Signal
 from .errors import InterpError
 from .hazards import Access, HazardChecker, Instr, Ranges
+from .tasks import block_idx, block_num, syncall
 from .tile_ops import execute, opdef, scratch_indices, tile_index
 from .values import Arenas, Tile, Window, make_scalar, np_dtype, strided_view, tile_nbytes, window
 
@@ -110,6 +111,7 @@ class KernelExecutor(Executor):
         h.update({"pto.make_tensor_view": self.op_tensor_view, "pto.partition_view": self.op_partition,
                   "pto.alloc_tile": self.op_alloc, "pto.set_flag": self.op_flag, "pto.wait_flag": self.op_flag,
                   "pto.pipe_barrier": self.op_barrier, "pto.get_block_idx": self.op_block_idx,
+                  "pto.get_block_num": self.op_block_idx, "pto.syncall": self.op_syncall,
                   "pto.tgetval": self.op_getval, "pto.tload": self.op_load, "pto.tstore": self.op_store})
         for short in _dps_names():
             h.setdefault(f"pto.{short}", self.op_dps)
@@ -181,9 +183,16 @@ class KernelExecutor(Executor):
         if self.checker is not None:
             self.checker.barrier(pipe)
 
+    def op_syncall(self, op: Op) -> None:
+        # every pipe drains before the blocks meet (the compiler orders across it like PIPE_ALL)
+        if self.checker is not None:
+            self.checker.barrier("ALL")
+        syncall()
+
     def op_block_idx(self, op: Op) -> None:
         t = op.results[0].type if len(op.results) == 1 else None
-        self.env[op.results[0]] = make_scalar(0, t.name if isinstance(t, ScalarT) else "ui64")
+        v = block_num() if op.name == "pto.get_block_num" else block_idx()
+        self.env[op.results[0]] = make_scalar(v, t.name if isinstance(t, ScalarT) else "ui64")
 
     def issue(self, op: Op, pipe: str, reads: list[tuple[str, Ranges, str]],
               writes: list[tuple[str, Ranges, str]]) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from pypto.pto.model import Func, Module, Op, ScalarT, Sym, TensorT, operand_groups
+from pypto.pto.syntax import JOIN_KERNEL
 
 from .engine import Executor, FuncInfo
 from .errors import HazardError, InterpError
 from .kernel import run_kernel
+from .tasks import fill, run_task, split_operands
 from .values import make_scalar, np_dtype, window
 
 
@@ -22,6 +24,7 @@ class ProgramExecutor(Executor):
     def __init__(self, func: Func, kernels: dict[str, Module], check_hazards: bool, target):
         super().__init__(func, FuncInfo(func))
         self.kernels = kernels
+        self.next_task_id = 0
         self.check_hazards = check_hazards
         self.target = target
         self.handlers.update({
@@ -42,7 +45,7 @@ class ProgramExecutor(Executor):
         _check_shape(t, dims, "pto.alloc_tensor")
         if any(d < 0 for d in dims):
             raise InterpError(f"pto.alloc_tensor: negative extent in {dims}")
-        self.env[op.results[0]] = np.zeros(dims, dtype=np_dtype(t.elem))
+        self.env[op.results[0]] = fill(np.zeros(dims, dtype=np_dtype(t.elem)), op.attrs.get("init"))
 
     def op_slice(self, op: Op) -> None:
         t = _result_tensor(op)
@@ -73,17 +76,27 @@ class ProgramExecutor(Executor):
         callee = op.attrs.get("callee")
         name = callee.name if isinstance(callee, Sym) else str(callee)
         module = self.kernels.get(name)
+        if name == JOIN_KERNEL:
+            run_task(self, op, lambda: None)
+            return
         if module is None:
             raise InterpError(f"pto.submit of @{name}, which is not among the kernels "
                               f"({', '.join(sorted(self.kernels)) or 'none'})")
         dirs = op.attrs.get("dirs")
         if dirs is not None and len(dirs) != len(op.operands):
             raise InterpError(f"pto.submit: {len(dirs)} dirs for {len(op.operands)} operands")
-        args = self.vals(op.operands)
+        kargs, dirs, task = split_operands(op)
+        args = self.vals(kargs)
+        if op.results or any(task.values()) or op.attrs.get("sync"):
+            run_task(self, op, lambda: self._run(op, module, name, args))
+            return
         for a, d in zip(args, dirs or []):
             if (d == "scalar") == isinstance(a, np.ndarray):
                 raise InterpError(f"pto.submit: an argument with direction '{d}' is a "
                                   f"{'tensor' if isinstance(a, np.ndarray) else 'scalar'}")
+        self._run(op, module, name, args)
+
+    def _run(self, op: Op, module, name: str, args: list) -> None:
         try:
             run_kernel(module, args, check_hazards=self.check_hazards, target=self.target,
                        name=name if module.get(name) is not None else None)

@@ -352,7 +352,8 @@ HANDLERS.update(FILL_HANDLERS)  # ttri (fill_ops.py)
 
 
 # instructions the kernel executor runs itself (interp/kernel.py: DDR windows, flags, element reads)
-KERNEL_LEVEL = frozenset({"tload", "tstore", "tgetval", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx"})
+KERNEL_LEVEL = frozenset({"tload", "tstore", "tgetval", "set_flag", "wait_flag", "pipe_barrier", "get_block_idx",
+                          "get_block_num", "syncall"})
 _SLICED_LIKE_ELEMENTWISE = frozenset({ShapeClass.ELEMENTWISE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND})
 
 

@@ -117,6 +117,11 @@ class AssignmentParser(ExprParser):
         return self.counts.get(name, 0) <= 1 and name not in self.nested and self.loop_depth == 0
 
     def assign_name(self, name: str, value: Any, ann: Type | None, sp: Span, node: ast.AST) -> Var | None:
+        if value is None and isinstance(getattr(node, "value", None), ast.Constant) and not self._python_ok(name):
+            # `prev_tid = None` reassigned later (a task id carried through a loop): "no producer yet"
+            from pypto.ir.task_ops import task_call
+
+            value = task_call("task.invalid", span=sp)
         if value is None:
             raise ParserTypeError("this expression produces no value", self.span(node))
         if not isinstance(value, Expr):

@@ -30,6 +30,7 @@ from ..errors import (
 )
 from .assignments import AssignmentParser
 from .context import Binding
+from .tasks import TASK_WITH, TaskParser
 from .values import check_compatible, to_expr
 
 
@@ -47,7 +48,7 @@ class _YieldCtx:
     span: Span | None = None
 
 
-class ControlFlowParser(AssignmentParser):
+class ControlFlowParser(AssignmentParser, TaskParser):
     """Mixin: loops, ifs, `with` scopes and yields. Needs, besides what AssignmentParser needs,
     `self.yields` (the open loops and ifs that take a yield), `parse_block` and `stmt`
     (FunctionParser)."""
@@ -129,8 +130,11 @@ class ControlFlowParser(AssignmentParser):
         helper = None
         if isinstance(it, ast.Call):
             callee = self.eval(it.func)
-            if isinstance(callee, DslHelper) and callee.name in ("range", "parallel", "unroll", "while_"):
+            if isinstance(callee, DslHelper) and callee.name in ("range", "parallel", "unroll", "while_", "pipeline"):
                 helper = callee.name
+            elif isinstance(callee, DslHelper) and callee.name == "spmd":
+                self.spmd_for(node)
+                return
         if helper is None:
             raise ParserSyntaxError("for loops iterate over pl.range, pl.parallel, pl.unroll or pl.while_",
                                     self.span(it), hint="write `for i in pl.range(n):`")
@@ -142,6 +146,12 @@ class ControlFlowParser(AssignmentParser):
         chunk = kwargs.pop("chunk", None)
         policy = kwargs.pop("chunk_policy", "leading_full")
         origin = kwargs.pop("origin", LoopOrigin.Original)
+        if helper == "pipeline":  # the stage count only replicates the body on the device: same results
+            stage = kwargs.pop("stage", None)
+            if not isinstance(stage, int) or isinstance(stage, bool) or stage < 1:
+                raise ParserSyntaxError(f"pl.pipeline needs stage=F, a positive int literal (got {stage!r})",
+                                        self.span(it))
+            helper = "range"
         if kwargs:
             raise ParserSyntaxError(f"pl.{helper} got unexpected keyword(s) {', '.join(kwargs)}", self.span(it))
         if not 1 <= len(args) <= 3:
@@ -371,17 +381,21 @@ class ControlFlowParser(AssignmentParser):
 
     def st_With(self, node: ast.With) -> None:
         sp = self.span(node)
-        if len(node.items) != 1 or node.items[0].optional_vars is not None:
-            raise ParserSyntaxError("use exactly one context: `with pl.incore():` or `with pl.auto_incore():`", sp)
+        if len(node.items) != 1:
+            raise ParserSyntaxError("use exactly one context: `with pl.at(level=...):`", sp)
         ce = node.items[0].context_expr
         kind = None
         if isinstance(ce, ast.Call):
             callee = self.eval(ce.func)
+            if isinstance(callee, DslHelper) and callee.name in TASK_WITH:
+                self.task_with(node, callee.name, ce)
+                return
+        if node.items[0].optional_vars is not None:
+            raise ParserSyntaxError("only `with pl.at(...) as tid:` and `with pl.spmd(...) as tid:` bind a name", sp)
+        if isinstance(ce, ast.Call):
             if isinstance(callee, DslHelper) and callee.name in ("incore", "auto_incore") and not ce.args \
                     and not ce.keywords:
                 kind = ScopeKind.InCore if callee.name == "incore" else ScopeKind.AutoInCore
-            elif isinstance(callee, DslHelper) and callee.name == "at":
-                kind = self._at_scope(ce)
         if kind is None:
             raise ParserSyntaxError("only `with pl.at(level=...):`, `with pl.incore():` and `with pl.auto_incore():` "
                                     "are supported", self.span(ce))
@@ -391,20 +405,6 @@ class ControlFlowParser(AssignmentParser):
         finally:
             self.scopes.pop()
         self.emit(ScopeStmt(kind, seq(body), span=sp))
-
-    def _at_scope(self, ce: ast.Call) -> ScopeKind:
-        """`pl.at(level, role=None, *, optimizations=..., name_hint=..., ...)`: the arguments are
-        compile-time values. Every level is one task here (the CPU has no core hierarchy); the
-        scheduling hints are accepted and have no effect on the result."""
-        from pypto.language.placement import check_at_arguments
-
-        args = [self.eval(a) for a in ce.args]
-        kwargs = {k.arg: self.eval(k.value) for k in ce.keywords if k.arg is not None}
-        try:
-            check_at_arguments(*args, **kwargs)
-        except (TypeError, ValueError) as e:
-            raise ParserSyntaxError(f"pl.at: {e}", self.span(ce)) from None
-        return ScopeKind.InCore
 
 
 __all__ = ["ControlFlowParser"]

@@ -392,7 +392,8 @@ class ExprParser(OpCaller):
             args, kwargs, nodes = self.call_args(node)
             if kwargs:
                 raise UnsupportedFeatureError("calls of program functions take positional arguments only", sp)
-            return self.function_call(callee.name, args, sp, nodes)
+            call = self.function_call(callee.name, args, sp, nodes)
+            return self.kernel_call_no_dep(call, nodes, args, sp) or call  # type: ignore[attr-defined]
         if isinstance(callee, Function):
             args, kwargs, nodes = self.call_args(node)
             if kwargs:
@@ -474,6 +475,10 @@ class ExprParser(OpCaller):
             if not cond:
                 raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
             return None
+        from ..dsl import TASK_HELPERS
+
+        if h.name in TASK_HELPERS:
+            return self.task_helper_call(h, node)  # type: ignore[attr-defined]
         if h.name in ("yield_", "cond"):
             raise InvalidOperationError(f"pl.{h.name}(...) is a statement; it cannot be used inside an expression",
                                         sp)

@@ -21,6 +21,7 @@
 #ifndef PTO_RUNTIME_H
 #define PTO_RUNTIME_H
 
+#include <sched.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -28,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs or function tables below. */
-#define PTO_ABI_VERSION 1
+#define PTO_ABI_VERSION 2
 
 /* Most dimensions a tensor view may have. */
 #define PTO_MAX_DIMS 8
@@ -117,7 +118,74 @@ typedef struct pto_rt_api {
 
     /* Nonzero once the run has failed (so long orchestration loops may stop early). */
     int32_t (*failed)(void* rt);
+
+    /* Submit with the task language's options (pto_submit_opts below). kernel_id -1 is a task
+     * without work (a join: `task_dummy`). Returns the task id that stands for the whole
+     * submission (an spmd grid: its last block; depending on it waits for every block), or < 0. */
+    int64_t (*submit_ex)(void* rt, int32_t kernel_id, const pto_arg* args, int32_t nargs,
+                         const struct pto_submit_opts* opts);
 } pto_rt_api;
+
+/* Flags of pto_submit_opts. */
+#define PTO_TASK_MANUAL 1       /* manual scope: no inferred edges for this task (its accesses are still
+                                   recorded, so later automatically tracked tasks wait for it) */
+#define PTO_TASK_SYNC 2         /* the blocks run at once on threads of their own, so a barrier
+                                   (pto_barrier_wait, `syncall`) among them cannot deadlock */
+
+/* Predicate comparisons (pred_cmp; 0: no predicate). */
+enum pto_pred_cmp { PTO_PRED_EQ = 1, PTO_PRED_NE, PTO_PRED_GT, PTO_PRED_LT, PTO_PRED_GE, PTO_PRED_LE };
+/* How the predicate element is read (pred_type). */
+enum pto_pred_type { PTO_PRED_SINT = 0, PTO_PRED_UINT = 1, PTO_PRED_FLOAT = 2 };
+
+/*
+ * Options of a submission (api->submit_ex).
+ * - deps: explicit predecessors (task ids of this run; entries < 0 mean "no producer" and are
+ *   skipped). They add to the edges inferred from the argument regions.
+ * - untracked: per argument, 1 = this argument is not tracked (no inferred edge, not recorded);
+ *   NULL = all tracked.
+ * - nblocks >= 1 blocks (spmd). Every block gets a private copy of the arguments in which
+ *   args[block_arg].i = the block index (block_arg + 1 holds the block count, + 2 the barrier
+ *   pointer of a PTO_TASK_SYNC grid, else 0); block_arg -1: no block arguments. The blocks share
+ *   the inferred and explicit dependencies and are not ordered among themselves.
+ * - pred_cmp != 0: when the task is dispatched (after its predecessors finished) the element
+ *   `pred` is compared with pred_value; false retires the task without running it (successors are
+ *   released as usual). The element is read (tracked as an input unless the task is MANUAL).
+ */
+typedef struct pto_submit_opts {
+    const int64_t* deps;
+    const uint8_t* untracked;
+    int32_t ndeps;
+    int32_t flags;
+    int32_t nblocks;
+    int32_t block_arg;
+    int32_t pred_cmp;
+    int32_t pred_type;
+    double  pred_value;
+    pto_tensor pred;
+} pto_submit_opts;
+
+/* A barrier among the blocks of a PTO_TASK_SYNC grid (the runtime owns it; kernels only wait). */
+typedef struct pto_barrier {
+    int32_t n;
+    int32_t count;
+    int32_t gen;
+    int32_t reserved;
+} pto_barrier;
+
+/* Wait until all n blocks arrived (NULL: a single block, nothing to wait for). */
+static inline void pto_barrier_wait(pto_barrier* b) {
+    int32_t g, spins = 0;
+    if (!b || b->n <= 1) return;
+    g = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+        __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&b->gen, 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == g) {
+        if (++spins > 1000) { spins = 0; sched_yield(); }
+    }
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Exports of a compiled program shared object (all `extern "C"`, default visibility):

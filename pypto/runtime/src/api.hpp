@@ -1,7 +1,7 @@
 // The services table handed to programs (pto_rt_api), and the results of the last run.
 #pragma once
 
-#include "submit.hpp"
+#include "tasks.hpp"
 
 namespace pto {
 
@@ -11,6 +11,11 @@ inline Runtime* rt_of(void* rt) { return static_cast<Runtime*>(rt); }
 
 inline int64_t submit(void* rt, int32_t kernel_id, const pto_arg* args, int32_t nargs) {
     return rt ? rt_of(rt)->submit_kernel(kernel_id, args, nargs) : -1;
+}
+
+inline int64_t submit_ex(void* rt, int32_t kernel_id, const pto_arg* args, int32_t nargs,
+                         const pto_submit_opts* opts) {
+    return rt ? rt_of(rt)->submit_ex(kernel_id, args, nargs, opts) : -1;
 }
 
 inline void* alloc_tensor(void* rt, int64_t nbytes) { return rt ? rt_of(rt)->alloc_tensor(nbytes) : nullptr; }
@@ -40,6 +45,7 @@ inline void fill_api(pto_rt_api& a, int32_t nworkers) {
     a.wait_all = &api::wait_all;
     a.fail = &api::fail;
     a.failed = &api::failed;
+    a.submit_ex = &api::submit_ex;
 }
 
 inline int64_t Runtime::trace_count() const {

@@ -50,6 +50,14 @@ struct Task {
     int32_t kernel_id = 0;
     int32_t nargs = 0;
     bool held = false;
+    // Task-language options (tasks.hpp): a dispatch predicate, and a grid whose blocks must meet.
+    int32_t pred_cmp = 0;         // 0: none (pto_pred_cmp)
+    int32_t pred_type = 0;
+    int32_t pred_bytes = 0;
+    int32_t sync_blocks = 0;      // > 1: run that many blocks at once (args[block_arg] = index)
+    int32_t block_arg = -1;
+    const void* pred_ptr = nullptr;
+    double pred_value = 0;
     int64_t mark = -1;            // dedupe stamp while collecting predecessors
     pto_arg* args = inline_args;  // inline_args, or an array of the submitter's pool
     Edge* in_edges = inline_edges;  // edge nodes naming this task as successor (same storage rule)
@@ -93,6 +101,7 @@ class Runtime {
     int64_t submit(pto_kernel_fn fn, int32_t kernel_id, const pto_arg* args, int32_t nargs,
                    const int64_t* deps, int32_t ndeps, int32_t flags);
     int64_t submit_kernel(int32_t kernel_id, const pto_arg* args, int32_t nargs);  // program kernels
+    int64_t submit_ex(int32_t kernel_id, const pto_arg* args, int32_t nargs, const pto_submit_opts* o);
     int32_t add_dep(int64_t before, int64_t after);
     int32_t release(int64_t task);
     void wait_tensor(const pto_tensor* t);
@@ -158,6 +167,21 @@ class Runtime {
             preds_.push_back(p);
         }
     }
+    // tasks.hpp
+    struct Extra {                      // what submit_ex adds to a submission
+        const uint8_t* untracked = nullptr;
+        bool manual = false;
+        const std::vector<std::pair<Task*, int64_t>>* same_preds = nullptr;  // a later block: the first block's predecessors
+        int64_t group_first = -1;       // the first block of the grid this task belongs to
+        int32_t pred_cmp = 0, pred_type = 0, pred_bytes = 0, sync_blocks = 0, block_arg = -1;
+        const void* pred_ptr = nullptr;
+        double pred_value = 0;
+    };
+    bool run_task_body(Task* t, Lane& me);
+    void run_sync_blocks(Task* t, Lane& me);
+    void add_dep_group(int64_t d, int64_t self);
+    int64_t submit_x(pto_kernel_fn fn, int32_t kernel_id, const pto_arg* args, int32_t nargs, const int64_t* deps,
+                     int32_t ndeps, int32_t flags, const Extra* x);
     void scan(AccessTreap& tree, const Region& r, bool writes, int64_t self);
     void record(AccessTreap& tree, size_t& sweep_at, const Region& r, Task* t, int64_t id);
     Task* lookup(int64_t id) const;
@@ -212,6 +236,7 @@ class Runtime {
     std::string error_;
     RootTable roots_;
     std::vector<Task*> by_id_;
+    std::vector<int64_t> group_first_;   // per task id: the first block of its spmd grid
     std::vector<Task*> preds_;
     std::vector<Region> regions_;
     std::vector<AccessList*> arg_lists_;

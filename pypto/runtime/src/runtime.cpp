@@ -9,6 +9,7 @@
 //   engine.hpp     Task, Lane, the Runtime class
 //   scheduler.hpp  workers, execution, completion, waits, deadlock watchdog
 //   submit.hpp     submission, dependency derivation, run lifecycle
+//   tasks.hpp      the task language: explicit deps, untracked args, spmd grids, predicates
 //   api.hpp        the services table for programs, results of a run
 //   kernels.hpp    built-in test kernels
 #include <cstddef>

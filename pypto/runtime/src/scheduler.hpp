@@ -110,11 +110,11 @@ inline Task* Runtime::execute(Task* t, Lane& me, int lane) {
     if (!cancel_.load(std::memory_order_relaxed)) {
         if (tracing_.load(std::memory_order_relaxed)) {
             const int64_t s = now_ns();
-            t->fn(t->args, t->nargs, me.scratch);
+            const bool ran = run_task_body(t, me);
             const int64_t e = now_ns();
-            me.trace.push_back(pto_trace_record{t->id, t->kernel_id, lane, s - t0_, e - t0_});
+            if (ran) me.trace.push_back(pto_trace_record{t->id, t->kernel_id, lane, s - t0_, e - t0_});
         } else {
-            t->fn(t->args, t->nargs, me.scratch);
+            run_task_body(t, me);
         }
     }
     return finish(t, me, lane);

@@ -127,6 +127,11 @@ inline void Runtime::record(AccessTreap& tree, size_t& sweep_at, const Region& r
 
 inline int64_t Runtime::submit(pto_kernel_fn fn, int32_t kernel_id, const pto_arg* args, int32_t nargs,
                                const int64_t* deps, int32_t ndeps, int32_t flags) {
+    return submit_x(fn, kernel_id, args, nargs, deps, ndeps, flags, nullptr);
+}
+
+inline int64_t Runtime::submit_x(pto_kernel_fn fn, int32_t kernel_id, const pto_arg* args, int32_t nargs,
+                                 const int64_t* deps, int32_t ndeps, int32_t flags, const Extra* x) {
     if (!in_run_ || failed()) return -1;
     const int64_t id = next_id_;
     if (!fn) {
@@ -164,7 +169,7 @@ inline int64_t Runtime::submit(pto_kernel_fn fn, int32_t kernel_id, const pto_ar
             set_error(describe(id, kernel_id) + strfmt(": arg %d (%s tensor): ", i, kind_name(a.kind)) + err);
             return -1;
         }
-        if (regions_[i].empty) continue;
+        if (regions_[i].empty || (x && x->untracked && x->untracked[i])) continue;
         arg_lists_[i] = roots_.find_or_add(a.t.root, a.t.root_nbytes, err);
         if (!arg_lists_[i]) {
             set_error(describe(id, kernel_id) + strfmt(": arg %d: ", i) + err);
@@ -173,6 +178,7 @@ inline int64_t Runtime::submit(pto_kernel_fn fn, int32_t kernel_id, const pto_ar
     }
     for (int32_t j = 0; j < ndeps; ++j) {
         const int64_t d = deps[j];
+        if (d < 0 && x) continue;  // "no producer" (task_invalid / None)
         if (d < 0 || d >= id) {
             set_error(describe(id, kernel_id) +
                       (d >= id ? strfmt(": explicit dependency on task %lld, which is not earlier (a task may only "
@@ -189,6 +195,13 @@ inline int64_t Runtime::submit(pto_kernel_fn fn, int32_t kernel_id, const pto_ar
     t->kernel_id = kernel_id;
     t->nargs = nargs;
     t->held = (flags & PTO_SUBMIT_HOLD) != 0;
+    t->pred_cmp = x ? x->pred_cmp : 0;
+    t->pred_type = x ? x->pred_type : 0;
+    t->pred_bytes = x ? x->pred_bytes : 0;
+    t->pred_ptr = x ? x->pred_ptr : nullptr;
+    t->pred_value = x ? x->pred_value : 0;
+    t->sync_blocks = x ? x->sync_blocks : 0;
+    t->block_arg = x ? x->block_arg : -1;
     t->mark = id;  // never count ourselves as a predecessor
     if (nargs > kInlineArgs) t->args = arg_pool_.get(static_cast<size_t>(nargs), t->args_cls);
     if (nargs > 0) std::memcpy(t->args, args, sizeof(pto_arg) * static_cast<size_t>(nargs));
@@ -196,20 +209,31 @@ inline int64_t Runtime::submit(pto_kernel_fn fn, int32_t kernel_id, const pto_ar
     t->state.store(kPending, std::memory_order_relaxed);
 
     preds_.clear();
+    // a manual-scope task or a later block of a grid infers no edges; its accesses are still recorded
+    const bool infer = !x || (!x->manual && !x->same_preds);
+    if (x && x->same_preds) {
+        for (const auto& pi : *x->same_preds) {
+            if (!finished(pi.first, pi.second)) add_pred(pi.first, id);
+        }
+    }
     for (int32_t i = 0; i < nargs; ++i) {
         AccessList* l = arg_lists_[i];
         if (!l) continue;
         const Region& r = regions_[i];
         const bool writes = args[i].kind != PTO_IN;
-        scan(l->writers, r, writes, id);
+        if (infer) scan(l->writers, r, writes, id);
         if (writes) {
-            scan(l->readers, r, true, id);
+            if (infer) scan(l->readers, r, true, id);
             record(l->writers, l->sweep_writers_at, r, t, id);
         } else {
             record(l->readers, l->sweep_readers_at, r, t, id);
         }
     }
     for (int32_t j = 0; j < ndeps; ++j) {
+        if (x) {
+            if (deps[j] >= 0) add_dep_group(deps[j], id);
+            continue;
+        }
         Task* p = lookup(deps[j]);
         if (p && !finished(p, deps[j])) add_pred(p, id);
     }
@@ -237,7 +261,10 @@ inline int64_t Runtime::submit(pto_kernel_fn fn, int32_t kernel_id, const pto_ar
         }
     }
     next_id_ = id + 1;
-    if (track_ids_) by_id_.push_back(t);
+    if (track_ids_) {
+        by_id_.push_back(t);
+        group_first_.push_back(x && x->group_first >= 0 ? x->group_first : id);
+    }
     if ((id & 63) == 0) max_live_ = std::max(max_live_, live_tasks());
     if (t->pending.fetch_sub(dec, std::memory_order_acq_rel) == dec) push_ready(t, *lanes_[nworkers_], nworkers_);
     if (nworkers_ == 0) drain_serial();
@@ -373,6 +400,7 @@ inline int32_t Runtime::begin(int32_t flags, bool track_ids) {
     edges_ = max_live_ = helped_ = 0;
     roots_.reset();
     by_id_.clear();
+    group_first_.clear();
     trace_edges_.clear();
     extra_edges_.reset();
     tracing_.store((flags & PTO_RUN_TRACE) != 0, std::memory_order_relaxed);
@@ -443,7 +471,7 @@ inline int32_t Runtime::run_program(const pto_program* prog, const pto_arg* para
         msg = strfmt("%d program parameters (must be >= 0, with a non-NULL array)", nparams);
         return -1;
     }
-    begin(flags, false);
+    begin(flags, true);  // programs may name tasks (explicit deps of the task language)
     const int32_t rc = prog->run(&api_, this, params, nparams);
     if (rc != 0 && !failed()) set_error(strfmt("the program's orchestration returned %d", rc));
     return end(msg);
