@@ -15,6 +15,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
+
 
 class Level(enum.IntEnum):
     """Where a region runs (public numbering; the aliases name the same levels)."""
@@ -76,7 +78,7 @@ class CrossCoreSlot:
 
 def split(mode: SplitMode, slot_num: int | None = None) -> Split:
     if not isinstance(mode, SplitMode):
-        raise TypeError(f"pl.split takes a pl.SplitMode, got {mode!r}")
+        raise InvalidType(f"pl.split takes a pl.SplitMode, got {mode!r}")
     if slot_num is not None:
         warnings.warn("pl.split(mode, slot_num=N) is deprecated: write pl.cross_core_slot(slot_num=N)",
                       DeprecationWarning, stacklevel=2)
@@ -85,7 +87,7 @@ def split(mode: SplitMode, slot_num: int | None = None) -> Split:
 
 def cross_core_slot(*, slot_num: int) -> CrossCoreSlot:
     if not isinstance(slot_num, int) or isinstance(slot_num, bool) or slot_num <= 0:
-        raise ValueError(f"pl.cross_core_slot: slot_num must be a positive int, got {slot_num!r}")
+        raise InvalidValue(f"pl.cross_core_slot: slot_num must be a positive int, got {slot_num!r}")
     return CrossCoreSlot(slot_num)
 
 
@@ -93,10 +95,10 @@ def _check_optimizations(opts: Any) -> None:
     if opts is None:
         return
     if not isinstance(opts, (list, tuple)):
-        raise TypeError("optimizations= must be a list")
+        raise InvalidType("optimizations= must be a list")
     for o in opts:
         if not isinstance(o, (Split, CrossCoreSlot)):
-            raise TypeError(f"optimizations= takes pl.split(mode) and pl.cross_core_slot(slot_num=N), got {o!r}")
+            raise InvalidType(f"optimizations= takes pl.split(mode) and pl.cross_core_slot(slot_num=N), got {o!r}")
 
 
 _AT_KEYWORDS = frozenset({"level", "role", "optimizations", "deps", "no_dep_args", "dumps", "allow_early_resolve",
@@ -107,13 +109,13 @@ def check_at_arguments(level: Any = None, role: Any = None, **kwargs: Any) -> No
     """Raise TypeError / ValueError for a `pl.at(...)` call the public API would refuse."""
     unknown = sorted(set(kwargs) - _AT_KEYWORDS)
     if unknown:
-        raise TypeError(f"unexpected keyword {unknown[0]!r} (accepted: {', '.join(sorted(_AT_KEYWORDS))})")
+        raise InvalidType(f"unexpected keyword {unknown[0]!r} (accepted: {', '.join(sorted(_AT_KEYWORDS))})")
     if level is None:
-        raise TypeError("missing the level (pl.at(level=pl.Level.CORE_GROUP))")
+        raise InvalidType("missing the level (pl.at(level=pl.Level.CORE_GROUP))")
     if not isinstance(level, (Level, int)) or isinstance(level, bool):
-        raise TypeError(f"level must be a pl.Level, got {level!r}")
+        raise InvalidType(f"level must be a pl.Level, got {level!r}")
     if role is not None and not isinstance(role, (Role, int)):
-        raise TypeError(f"role must be a pl.Role, got {role!r}")
+        raise InvalidType(f"role must be a pl.Role, got {role!r}")
     _check_optimizations(kwargs.get("optimizations"))
 
 
@@ -126,9 +128,9 @@ def check_spmd_arguments(*args: Any, **kwargs: Any) -> None:
     the parser, which also accepts an integer expression)."""
     unknown = sorted(set(kwargs) - _SPMD_KEYWORDS)
     if unknown:
-        raise TypeError(f"unexpected keyword {unknown[0]!r} (accepted: {', '.join(sorted(_SPMD_KEYWORDS))})")
+        raise InvalidType(f"unexpected keyword {unknown[0]!r} (accepted: {', '.join(sorted(_SPMD_KEYWORDS))})")
     if len(args) > 1 or (args and "core_num" in kwargs):
-        raise TypeError("pl.spmd takes one positional argument, core_num")
+        raise InvalidType("pl.spmd takes one positional argument, core_num")
     _check_optimizations(kwargs.get("optimizations"))
 
 
