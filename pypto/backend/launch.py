@@ -67,9 +67,26 @@ def dispatch(program: Launchable, call: BoundCall, cfg: Any) -> NativeRun | None
     if platform == "interp":
         _run_interp(program, call)
         return None
+    if platform in _PUBLIC_PLATFORMS:
+        _note_public_platform(platform)
+        platform = "cpu"
     if platform == "cpu":
         return _run_native(program, call, cfg)
     raise ArgumentError(f"unknown platform {platform!r}: this build runs on 'cpu' (native) or 'interp' (NumPy)")
+
+
+_PUBLIC_PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+_NOTED: set[str] = set()
+
+
+def _note_public_platform(platform: str) -> None:
+    """Say once per process that an Ascend platform name runs on the CPU here."""
+    if platform not in _NOTED:
+        _NOTED.add(platform)
+        import logging
+
+        logging.getLogger("pypto.runtime").warning(
+            "platform %r: this PyPTO build has no Ascend device or simulator; running on the CPU runtime", platform)
 
 
 def unpack(call: BoundCall) -> Any:
@@ -123,7 +140,7 @@ def _run_native(program: Launchable, call: BoundCall, cfg: Any) -> NativeRun:
     from pypto.runtime import Runtime, default_runtime
 
     native = program.native_library()
-    nw = getattr(cfg, "num_workers", None)
+    nw = getattr(cfg, "workers", getattr(cfg, "num_workers", None))
     mode = getattr(cfg, "sched_mode", "fifo")
     rt = default_runtime(nw, mode) if not isinstance(cfg, Runtime) else cfg
     trace = bool(getattr(cfg, "enable_trace", False))

@@ -97,8 +97,20 @@ system = _Namespace("pl.system", "system")
 globals().update(_dsl.top_level_ops())
 
 
+# `pl.jit` / `pl.RUNTIME` live in pypto.pljit, a layer above the language (it compiles and runs):
+# served on first use through this string-keyed table, not imported by the language itself
+_UPPER = {"jit": "pypto.pljit", "RUNTIME": "pypto.pljit"}
+
+
 def __getattr__(name: str):
-    """`pl.<op>` for ops defined after this module was imported (pypto.extend)."""
+    """`pl.jit` and `pl.RUNTIME` (see _UPPER); `pl.<op>` for ops defined after this module was
+    imported (pypto.extend)."""
+    if name in _UPPER:
+        import importlib
+
+        value = getattr(importlib.import_module(_UPPER[name]), name)
+        globals()[name] = value
+        return value
     from pypto.ops import NAMESPACES
 
     entry = NAMESPACES["pl"].get(name)
@@ -113,7 +125,7 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "Level", "Role", "at", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "Level", "RUNTIME", "Role", "jit", "at", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",
 ]
