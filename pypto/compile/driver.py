@@ -67,9 +67,27 @@ def compile(program: Any, output_dir: str | os.PathLike | None = None,  # noqa: 
                        verification_level, options, pipeline=pipeline, target=target, public=public)
     try:
         with staging(req.out, req.name) as staged:
-            return _compile_into(req, staged)
+            compiled = _compile_into(req, staged)
     except FileWriteError as e:  # (a full disk, a read-only mount: the message names the file)
         raise OutputDirError(f"output_dir {str(req.out)!r}: {e}") from None
+    if public.profiling:
+        _write_profile(compiled)
+    return compiled
+
+
+def _write_profile(compiled: CompiledProgram) -> None:
+    """`profiling=True`: the stage timings as report/pipeline_profile.{json,txt} (recorded files)."""
+    import json
+
+    from .output import record
+
+    report = compiled.output_dir / "report"
+    report.mkdir(parents=True, exist_ok=True)
+    data = {k: v for k, v in compiled.timings.items() if isinstance(v, (int, float, bool, str))}
+    (report / "pipeline_profile.json").write_text(json.dumps(data, indent=1) + "\n")
+    (report / "pipeline_profile.txt").write_text("".join(f"{k:<24} {v}\n" for k, v in data.items()))
+    for name in ("pipeline_profile.json", "pipeline_profile.txt"):
+        record(compiled.output_dir, report / name)
 
 
 def _compile_into(req: Request, staged: Path) -> CompiledProgram:

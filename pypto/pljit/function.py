@@ -344,10 +344,21 @@ class JITFunction:
         return specialise_dep(self, args, kwargs, where)
 
     def refuse_extern(self, where: Any = None) -> None:
-        raise NotImplementedError(
+        raise ExternKernelError(
             f"@pl.jit.extern kernel '{self.__name__}': its C++ source is an Ascend AIC/AIV kernel (PTO-ISA "
             "intrinsics and the Ascend kernel ABI); the CPU backend compiles kernels from PyPTO IR only and cannot "
-            "build or call a hand-written device kernel. Write the kernel as a @pl.jit.incore function instead.")
+            "build or call a hand-written device kernel", where,
+            hint="write the kernel as a @pl.jit.incore function")
+
+
+def _extern_error_base() -> type:
+    from ..language.errors import ParserError
+
+    return ParserError
+
+
+class ExternKernelError(_extern_error_base(), NotImplementedError):  # type: ignore[misc]
+    """A call of a `@pl.jit.extern` kernel: refused on the CPU (the error names the call site)."""
 
 
 def _RUNTIME_MARK() -> Any:
@@ -420,6 +431,8 @@ def compile_options(cfg: Any) -> dict[str, Any]:
         "analyze_auto_scopes_for_deps": cfg.analyze_auto_scopes_for_deps,
         "dump_ptoas_passes": cfg.dump_ptoas_passes,
     }
+    if cfg.platform == "interp":
+        opts["skip_ptoas"] = True  # (the interpreter runs the PTO text: no C++ until a native call needs it)
     if cfg.save_kernels_dir:
         opts["output_dir"] = cfg.save_kernels_dir
     if cfg.distributed_config is not None:
