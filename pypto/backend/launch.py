@@ -51,11 +51,19 @@ class NativeRun:
     trace_path: Path | None  # the Chrome trace written (RunConfig.enable_trace), else None
 
 
+_DEFAULT: Any = None
+
+
 def run_config(config: Any) -> Any:
     """The run configuration: `config`, or the default `RunConfig()` for None."""
     from pypto.runtime import RunConfig, Runtime
 
-    cfg = config if config is not None else RunConfig()
+    if config is None:  # (one default instance: only read here, and building one costs a few us per call)
+        global _DEFAULT
+        if _DEFAULT is None:
+            _DEFAULT = RunConfig()
+        return _DEFAULT
+    cfg = config
     if not isinstance(cfg, (RunConfig, Runtime)):  # (a Runtime runs the program on its own workers)
         raise ArgumentError(f"config must be a pypto.runtime.RunConfig, got {type(cfg).__name__} {cfg!r}")
     return cfg

@@ -95,6 +95,7 @@ class _Plan:
     compiled: Any
     pick: tuple[int, ...]  # indices into args + defaults: what the compiled program takes, in order
     defaults: tuple[Any, ...]
+    fast: Any = None  # fast_path.native_runner(...) or None
 
 
 class JITFunction:
@@ -315,11 +316,13 @@ class JITFunction:
             raise TypeError(f"{self.__name__} is a @pl.jit.{self.kind} function: call it inside a @pl.jit function")
         fsig = None if kwargs else _fast_sig(args)
         if fsig is not None:
-            pkey = (fsig, config_key(config) if config is not None else None)
+            pkey = (fsig, _plan_config_key(config) if config is not None else None)
             plan = self._plans.get(pkey)
             if plan is not None and plan.generation == self._cache.generation:
                 full = args + plan.defaults
-                plan.compiled(*[full[i] for i in plan.pick], config=config)
+                picked = [full[i] for i in plan.pick]
+                if plan.fast is None or not plan.fast(picked):
+                    plan.compiled(*picked, config=config)
                 return None
         cfg = _config(config)
         call, key = self._specialised(args, kwargs, cfg)
@@ -333,8 +336,11 @@ class JITFunction:
             names = list(self._pysig.parameters)
             pick = tuple(i for i, n in enumerate(names) if specs[n].kind != "const")
             defaults = tuple(bound[n] for n in names[len(args):])
-            self._plans[pkey] = _Plan(self._cache.generation, compiled, pick, defaults)
         compiled(*ordered, config=config)
+        if fsig is not None:  # (after the full call: its binding checked these arguments)
+            from .fast_path import native_runner
+
+            self._plans[pkey] = _Plan(self._cache.generation, compiled, pick, defaults, native_runner(compiled, cfg))
         return None
 
     # the parser calls this when a kernel body calls a dependency (see specialize.specialise_dep)
@@ -417,6 +423,11 @@ def config_key(cfg: Any) -> tuple:
         v = getattr(cfg, f, None)
         out.append(getattr(v, "name", v) if not isinstance(v, (str, int, float, bool, type(None))) else v)
     return tuple(out)
+
+
+def _plan_config_key(cfg: Any) -> tuple:
+    """What a call plan depends on in a config: the compile key and how the run is dispatched."""
+    return (config_key(cfg), cfg.workers, cfg.sched_mode, cfg.enable_trace, cfg.trace_path, cfg.warmup, cfg.repeat)
 
 
 def compile_options(cfg: Any) -> dict[str, Any]:
