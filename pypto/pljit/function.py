@@ -294,11 +294,12 @@ class JITFunction:
         cfg = _config(config)
         call, _ = self._specialised(args, kwargs, cfg, signature_mode=self._signature_mode(args, kwargs))
         program = build_program(self, call)
-        opts = compile_options(cfg)
-        from pypto.compile.request import _parse_backend, _parse_strategy
+        from pypto.compile.options import backend_for_platform
+        from pypto.compile.request import _parse_strategy
+        from pypto.target import BackendType
 
-        backend = _parse_backend(opts.get("backend_type", "PTO"))
-        pm = PassManager.get_strategy(_parse_strategy(opts.get("strategy", "Default")), reparse=pl_parse)
+        backend = backend_for_platform(cfg.platform, BackendType.PTO)
+        pm = PassManager.get_strategy(_parse_strategy(cfg.strategy), reparse=pl_parse)
         return pm.run_passes(program, ctx=PassContext(target=target_for(backend), backend_type=backend))
 
     def _signature_mode(self, args: tuple, kwargs: dict[str, Any]) -> bool:
