@@ -34,6 +34,8 @@ ALLOWED: dict[str, set[str]] = {
     "pypto.codegen": {"pypto.ir", "pypto.ops", "pypto.codegen", "pypto.pto", "pypto.target",
                       "pypto.passes.analysis"} | BASE,
     "pypto.compile": {"pypto"},  # the compile driver sits on top of the pipeline
+    "pypto.pljit": {"pypto"},
+    "pypto.pypto_core": {"pypto"},  # the public package's native-core module path, re-exporting ours  # @pl.jit: specialises, compiles (ir.compile) and runs; served lazily as pl.jit
     "pypto.driver": {"pypto"},  # (its old name, re-exporting pypto.compile)
     "pypto.extend": {"pypto.ops", "pypto.backend.cpu.lowering"},  # (ops from user modules)
     "pypto.tools": {"pypto"},

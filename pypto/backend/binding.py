@@ -146,6 +146,9 @@ def _is_torch(v: Any) -> bool:
 def _to_numpy(v: Any, p: Param) -> np.ndarray:
     if isinstance(v, np.ndarray):
         return v
+    host = getattr(v, "host_tensor", None)  # a pypto.runtime.DeviceTensor: its (host) memory
+    if callable(host):
+        v = host()
     if _is_torch(v):
         import torch
 

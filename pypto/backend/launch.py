@@ -51,11 +51,19 @@ class NativeRun:
     trace_path: Path | None  # the Chrome trace written (RunConfig.enable_trace), else None
 
 
+_DEFAULT: Any = None
+
+
 def run_config(config: Any) -> Any:
     """The run configuration: `config`, or the default `RunConfig()` for None."""
     from pypto.runtime import RunConfig, Runtime
 
-    cfg = config if config is not None else RunConfig()
+    if config is None:  # (one default instance: only read here, and building one costs a few us per call)
+        global _DEFAULT
+        if _DEFAULT is None:
+            _DEFAULT = RunConfig()
+        return _DEFAULT
+    cfg = config
     if not isinstance(cfg, (RunConfig, Runtime)):  # (a Runtime runs the program on its own workers)
         raise ArgumentError(f"config must be a pypto.runtime.RunConfig, got {type(cfg).__name__} {cfg!r}")
     return cfg
@@ -67,9 +75,26 @@ def dispatch(program: Launchable, call: BoundCall, cfg: Any) -> NativeRun | None
     if platform == "interp":
         _run_interp(program, call)
         return None
+    if platform in _PUBLIC_PLATFORMS:
+        _note_public_platform(platform)
+        platform = "cpu"
     if platform == "cpu":
         return _run_native(program, call, cfg)
     raise ArgumentError(f"unknown platform {platform!r}: this build runs on 'cpu' (native) or 'interp' (NumPy)")
+
+
+_PUBLIC_PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+_NOTED: set[str] = set()
+
+
+def _note_public_platform(platform: str) -> None:
+    """Say once per process that an Ascend platform name runs on the CPU here."""
+    if platform not in _NOTED:
+        _NOTED.add(platform)
+        import logging
+
+        logging.getLogger("pypto.runtime").warning(
+            "platform %r: this PyPTO build has no Ascend device or simulator; running on the CPU runtime", platform)
 
 
 def unpack(call: BoundCall) -> Any:
@@ -123,7 +148,7 @@ def _run_native(program: Launchable, call: BoundCall, cfg: Any) -> NativeRun:
     from pypto.runtime import Runtime, default_runtime
 
     native = program.native_library()
-    nw = getattr(cfg, "num_workers", None)
+    nw = getattr(cfg, "workers", getattr(cfg, "num_workers", None))
     mode = getattr(cfg, "sched_mode", "fifo")
     rt = default_runtime(nw, mode) if not isinstance(cfg, Runtime) else cfg
     trace = bool(getattr(cfg, "enable_trace", False))

@@ -24,12 +24,22 @@ from .stages import Built, Written, build, generate, lower, report, write
 
 
 def compile(program: Any, output_dir: str | os.PathLike | None = None,  # noqa: A001
-            strategy: OptimizationStrategy | str = OptimizationStrategy.Default, dump_passes: bool = False,
+            strategy: OptimizationStrategy | str = OptimizationStrategy.Default, dump_passes: Any = False,
             backend_type: BackendType | str = BackendType.PTO, skip_ptoas: bool = False,
-            verification_level: VerificationLevel | str | None = None, *, pipeline: Sequence[Pass] | None = None,
-            target: Target | None = None, **options: Any) -> CompiledProgram:
+            verification_level: VerificationLevel | str | None = None, diagnostic_phase: Any = None,
+            disabled_diagnostics: Any = None, memory_planner: Any = None,
+            enable_pypto_l0c_double_buffer: bool | None = None, profiling: bool = False, platform: str | None = None,
+            distributed_config: Any = None, analyze_auto_scopes_for_deps: bool = False,
+            emit_source_loc: bool | None = None, dump_ptoas_passes: bool = False, runtime: Any = None, *,
+            pipeline: Sequence[Pass] | None = None, target: Target | None = None, **options: Any) -> CompiledProgram:
     """Compile a `pl` program (a `Program`, or a `Function` with the functions it calls). See
     `pypto.compile` for what the output directory holds.
+
+    The parameters are the public PyPTO's, in its order; pypto/compile/options.py says what each of
+    the options after `verification_level` does here. `dump_passes` takes a bool or a
+    `PassDumpLevel`; `platform` (a2a3sim / a2a3 / a5sim / a5, or cpu / interp) sets the backend type
+    of the public names; `output_dir=None` makes `$PYPTO_PROG_BUILD_DIR/<name>_<time>` (else under
+    `pypto.config.output_root`).
 
     `pipeline` replaces the strategy's passes (start from `pypto.passes.pipeline(strategy)` and
     insert your own; such compiles skip the compile cache). `target` replaces the backend type's
@@ -44,15 +54,40 @@ def compile(program: Any, output_dir: str | os.PathLike | None = None,  # noqa: 
     """
     from pypto.support.files import FileWriteError
 
+    from .options import backend_for_platform, dump_level, make_options
     from .output import OutputDirError, staging
 
-    req = make_request(program, output_dir, strategy, dump_passes, backend_type, skip_ptoas, verification_level,
-                       options, pipeline=pipeline, target=target)
+    public = make_options(diagnostic_phase=diagnostic_phase, disabled_diagnostics=disabled_diagnostics,
+                          memory_planner=memory_planner, enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
+                          profiling=profiling, platform=platform, distributed_config=distributed_config,
+                          analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps, emit_source_loc=emit_source_loc,
+                          dump_ptoas_passes=dump_ptoas_passes, runtime=runtime)
+    backend_type = backend_for_platform(public.platform, backend_type)
+    req = make_request(program, output_dir, strategy, dump_level(dump_passes), backend_type, skip_ptoas,
+                       verification_level, options, pipeline=pipeline, target=target, public=public)
     try:
         with staging(req.out, req.name) as staged:
-            return _compile_into(req, staged)
+            compiled = _compile_into(req, staged)
     except FileWriteError as e:  # (a full disk, a read-only mount: the message names the file)
         raise OutputDirError(f"output_dir {str(req.out)!r}: {e}") from None
+    if public.profiling:
+        _write_profile(compiled)
+    return compiled
+
+
+def _write_profile(compiled: CompiledProgram) -> None:
+    """`profiling=True`: the stage timings as report/pipeline_profile.{json,txt} (recorded files)."""
+    import json
+
+    from .output import record
+
+    report = compiled.output_dir / "report"
+    report.mkdir(parents=True, exist_ok=True)
+    data = {k: v for k, v in compiled.timings.items() if isinstance(v, (int, float, bool, str))}
+    (report / "pipeline_profile.json").write_text(json.dumps(data, indent=1) + "\n")
+    (report / "pipeline_profile.txt").write_text("".join(f"{k:<24} {v}\n" for k, v in data.items()))
+    for name in ("pipeline_profile.json", "pipeline_profile.txt"):
+        record(compiled.output_dir, report / name)
 
 
 def _compile_into(req: Request, staged: Path) -> CompiledProgram:

@@ -9,11 +9,12 @@ from typing import Any
 from pypto.errors import InvalidValue
 from pypto.ir.function import Program
 
+from .program_api import PublicProgramAPI
 from .request import Request
 from .stages import Built, Lowered, PtoModules, Written, native_program, parse_pto
 
 
-class CompiledProgram(str):
+class CompiledProgram(PublicProgramAPI, str):
     """A compiled program: its output directory (as a `str` / `os.PathLike`) and a callable.
 
     It is made from a compile's stage artifacts and keeps in memory what it runs — the PTO text of
@@ -36,6 +37,7 @@ class CompiledProgram(str):
         self.backend_type = request.backend_type
         self.strategy = request.strategy
         self.timings = timings
+        self.platform = request.platform
         self.last_run: Any = None  # the last native run's pypto.runtime.RunResult
         self.last_times: list[float] = []  # its seconds per timed run (RunConfig.repeat of them)
         self._written = written

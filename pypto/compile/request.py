@@ -34,6 +34,11 @@ class Request:
     skip_ptoas: bool  # stop after the PTO text: no C++, no native library (built on the first call)
     started: float  # time.perf_counter() when ir.compile was called
     pipeline: tuple[Pass, ...] | None = None  # the passes to run instead of the strategy's
+    public: Any = None  # the public options (pypto.compile.options.CompileOptions)
+
+    @property
+    def platform(self) -> str | None:
+        return self.public.platform if self.public is not None else None
 
     @property
     def name(self) -> str:
@@ -42,7 +47,7 @@ class Request:
 
 def make_request(program: Program | Function, output_dir: str | os.PathLike | None, strategy: Any,
                  dump_passes: bool, backend_type: Any, skip_ptoas: bool, verification_level: Any,
-                 options: dict[str, Any], *, pipeline: Any = None, target: Any = None) -> Request:
+                 options: dict[str, Any], *, pipeline: Any = None, target: Any = None, public: Any = None) -> Request:
     """Check `ir.compile`'s arguments (TypeError / ValueError / CompileError saying what is wrong)."""
     started = time.perf_counter()
     if options:
@@ -58,7 +63,7 @@ def make_request(program: Program | Function, output_dir: str | os.PathLike | No
     if target is not None and not isinstance(target, Target):
         raise InvalidType(f"target must be a pypto.target.Target, got {type(target).__name__}")
     return Request(prog, out, strategy, backend, target or target_for(backend), level, dump_passes, skip_ptoas,
-                   started, _parse_pipeline(pipeline))
+                   started, _parse_pipeline(pipeline), public)
 
 
 def _parse_pipeline(passes: Any) -> tuple[Pass, ...] | None:
@@ -79,7 +84,8 @@ def _default_dir(name: str) -> Path:
     from pypto.support.files import safe_stem
 
     stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S")
-    base = Path(config.output_root) / f"{safe_stem(name or 'program', 64)}_{stamp}"
+    root = os.environ.get("PYPTO_PROG_BUILD_DIR") or config.output_root  # (the public package's variable)
+    base = Path(root) / f"{safe_stem(name or 'program', 64)}_{stamp}"
     path = base
     while path.exists():
         path = Path(f"{base}_{next(_COUNTER)}")

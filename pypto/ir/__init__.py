@@ -56,6 +56,12 @@ _LAZY = {
     "CompiledProgram": ("pypto.compile", "CompiledProgram"),
     "OptimizationStrategy": ("pypto.passes.pass_manager", "OptimizationStrategy"),
     "VerificationLevel": ("pypto.passes.pass_manager", "VerificationLevel"),
+    "PassDumpLevel": ("pypto.compile.options", "PassDumpLevel"),
+    "MemoryPlanner": ("pypto.compile.options", "MemoryPlanner"),
+    "DiagnosticPhase": ("pypto.compile.options", "DiagnosticPhase"),
+    "DiagnosticCheck": ("pypto.compile.options", "DiagnosticCheck"),
+    "DiagnosticCheckSet": ("pypto.compile.options", "DiagnosticCheckSet"),
+    "RuntimeKind": ("pypto.compile.options", "RuntimeKind"),
     "PassManager": ("pypto.passes.pass_manager", "PassManager"),
     "serialize": ("pypto.ir.serialization", "serialize"),
     "deserialize": ("pypto.ir.serialization", "deserialize"),
@@ -70,8 +76,8 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     import importlib
 
-    if name == "pass_manager":  # `ir.pass_manager.PassManager` without importing the submodule first
-        return importlib.import_module("pypto.ir.pass_manager")
+    if name in ("pass_manager", "compiled_program"):  # `ir.<submodule>.X` without importing it first
+        return importlib.import_module(f"pypto.ir.{name}")
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'pypto.ir' has no attribute '{name}'")

@@ -110,8 +110,20 @@ object.__setattr__(system, "task_invalid", _dsl.task_invalid)
 globals().update(_dsl.top_level_ops())
 
 
+# `pl.jit` / `pl.RUNTIME` live in pypto.pljit, a layer above the language (it compiles and runs):
+# served on first use through this string-keyed table, not imported by the language itself
+_UPPER = {"jit": "pypto.pljit", "RUNTIME": "pypto.pljit"}
+
+
 def __getattr__(name: str):
-    """`pl.<op>` for ops defined after this module was imported (pypto.extend)."""
+    """`pl.jit` and `pl.RUNTIME` (see _UPPER); `pl.<op>` for ops defined after this module was
+    imported (pypto.extend)."""
+    if name in _UPPER:
+        import importlib
+
+        value = getattr(importlib.import_module(_UPPER[name]), name)
+        globals()[name] = value
+        return value
     from pypto.ops import NAMESPACES
 
     entry = NAMESPACES["pl"].get(name)
@@ -126,8 +138,10 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "Level", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot", "split", "TaskId", "at", "cluster",
-    "dump_tag", "manual_scope", "no_dep", "pipeline", "scope", "spmd", "spmd_submit", "submit", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "Level", "RUNTIME", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot",
+    "split", "TaskId", "at", "cluster", "dump_tag", "jit", "manual_scope", "no_dep", "pipeline", "scope", "spmd",
+    "spmd_submit", "submit", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic",
+    "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",
 ]

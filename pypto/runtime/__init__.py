@@ -21,6 +21,24 @@ from pypto.runtime.graph import TaskGraph
 from pypto.runtime.kernels import Kernel, builtin_kernel, builtin_names
 from pypto.runtime.marshal import pack_args
 from pypto.runtime.program import ProgramHandle
+
+# the public PyPTO's pypto.runtime names (its RunResult is pypto.runtime.runner.RunResult here:
+# pypto.runtime.RunResult is this runtime's result of a run)
+from pypto.runtime.public import (
+    DistributedRunHandle,
+    DistributedWorker,
+    ScalarSpec,
+    TensorSpec,
+    TraceInvocation,
+    TraceSpan,
+    compile_program,
+    configure_log,
+    ensure_pto_isa_root,
+    execute_compiled,
+    log_level,
+    pto_isa_include_dir,
+    run,
+)
 from pypto.runtime.run_config import RunConfig
 from pypto.runtime.runtime import (
     DEFAULT_SCRATCH_BYTES,
@@ -30,8 +48,21 @@ from pypto.runtime.runtime import (
     Runtime,
 )
 from pypto.runtime.trace import TaskRecord, Trace
+from pypto.runtime.workers import (
+    BenchmarkStats,
+    ChipWorker,
+    DeviceTensor,
+    RegistrationHandle,
+    StackedDeviceTensor,
+    Worker,
+    benchmark,
+)
 
 __all__ = [
+    "BenchmarkStats", "ChipWorker", "DeviceTensor", "DistributedRunHandle", "DistributedWorker", "RegistrationHandle",
+    "ScalarSpec", "StackedDeviceTensor", "TensorSpec", "TraceInvocation", "TraceSpan", "Worker", "benchmark",
+    "compile_program", "configure_log", "ensure_pto_isa_root", "execute_compiled", "log_level",
+    "pto_isa_include_dir", "run",
     "ABI_VERSION",
     "DEFAULT_SCRATCH_BYTES",
     "ArgKind",

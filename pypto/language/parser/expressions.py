@@ -405,6 +405,14 @@ class ExprParser(OpCaller):
         if isinstance(callee, InlineFunction):
             args, kwargs, nodes = self.call_args(node)
             return self.inline_call(callee, args, kwargs, sp)
+        hook = getattr(type(callee), "__pl_specialise__", None)
+        if hook is not None:  # a @pl.jit.incore/.inline/.opaque function: specialised for these arguments
+            args, kwargs, nodes = self.call_args(node)
+            target, args = hook(callee, args, kwargs, sp)
+            if isinstance(target, InlineFunction):
+                return self.inline_call(target, args, {}, sp)
+            self.ctx.add_external(target, sp)
+            return self.function_call(target.name, args, sp, [node] * len(args))
         args, kwargs, nodes = self.call_args(node)
         if any(isinstance(a, Expr) for a in args) or any(isinstance(v, Expr) for v in kwargs.values()):
             return self.builtin_on_ir(callee, args, kwargs, node)
