@@ -27,6 +27,7 @@ from pypto.ir.enums import (
     TileLayout,
 )
 from pypto.ir.types import MemRefType, TileView
+from pypto.ops.gather_routes import MaskPattern as _MaskPattern
 
 from . import dsl as _dsl
 from .annotations import InOut, Out, Scalar, Tensor, Tile, Tuple, Unknown, dynamic
@@ -106,8 +107,20 @@ tensor = _Namespace("pl.tensor", "tensor")
 system = _Namespace("pl.system", "system")
 object.__setattr__(system, "task_dummy", _dsl.task_dummy)
 object.__setattr__(system, "task_invalid", _dsl.task_invalid)
+object.__setattr__(block, "MaskPattern", _MaskPattern)  # pl.tile.MaskPattern.P0101 (gather / scatter masks)
 
 globals().update(_dsl.top_level_ops())
+
+# cross-core and system names (pl-head §3.8; pypto/language/parser/cross_core.py)
+from .parser import cross_core as _cross_core  # noqa: E402
+
+AUTO = _cross_core.AUTO
+split_aiv, aiv_shard, aic_gather = _cross_core.split_aiv, _cross_core.aiv_shard, _cross_core.aic_gather
+for _name, _helper in _cross_core.HELPERS.items():
+    if _name in _cross_core.SYSTEM_NAMES:
+        object.__setattr__(system, _name, _helper)
+    else:
+        globals()[_name] = _helper
 
 
 # `pl.jit` / `pl.RUNTIME` live in pypto.pljit, a layer above the language (it compiles and runs):
@@ -143,5 +156,7 @@ __all__ = [
     "spmd_submit", "submit", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic",
     "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
-    "unroll", "while_", "yield_",
+    "unroll", "while_", "yield_", "AUTO", "split_aiv", "aiv_shard", "aic_gather", "tpush_to_aiv", "tpush_to_aic",
+    "tpop_from_aic", "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe",
+    "reserve_buffer", "import_peer_buffer",
 ]

@@ -8,6 +8,8 @@ from . import (  # noqa: F401  (registration)
     creation,
     elementwise,
     elementwise_math,
+    gather_routes,  # (after indexing / ordering: routes their spellings)
+    gather_scatter,
     indexing,
     matmul,
     memory,

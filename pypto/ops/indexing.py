@@ -92,6 +92,10 @@ def _gather_mask_rule(name: str, level: str):
         if p not in MASK_PATTERNS:
             raise OpError(f"{name}: mask_pattern must be 1..7, got {p}")
         stride, phase = MASK_PATTERNS[p]
+        dt = kw.get("output_dtype") or src.dtype
+        if dt.itemsize != src.dtype.itemsize:
+            raise OpError(f"{name}: output_dtype {dt.name} must have {src.dtype.name}'s width (a bitcast of the "
+                          f"kept elements)")
         cols = static_dim(src.shape[1])
         if cols is None or cols % stride:
             raise OpError(f"{name}: pattern {p} keeps one column of each {stride}; the row length "
@@ -101,8 +105,8 @@ def _gather_mask_rule(name: str, level: str):
             vc = src.valid_shape[1]
             kept = ConstInt((vc.value + stride - 1 - phase) // stride) if isinstance(vc, ConstInt) else \
                 FloorDiv(Add(vc, ConstInt(stride - 1 - phase), DataType.INDEX), ConstInt(stride), DataType.INDEX)
-            return tile_result(shape, src.dtype, valid_shape=(src.valid_shape[0], kept))
-        return result_like(src, shape)
+            return tile_result(shape, dt, valid_shape=(src.valid_shape[0], kept))
+        return result_like(src, shape, dt)
     return infer
 
 
@@ -130,9 +134,10 @@ def scatter_ref(input, indices, src, *, reduce=0):  # noqa: A002
     return out
 
 
-def gather_mask_ref(src, *, mask_pattern):
+def gather_mask_ref(src, *, mask_pattern, output_dtype=None):
     stride, phase = MASK_PATTERNS[mask_pattern]
-    return np.array(src[:, phase::stride], copy=True)
+    out = np.ascontiguousarray(src[:, phase::stride])
+    return out.view(output_dtype.to_numpy()) if output_dtype is not None else out
 
 
 def _both(name: str, params, rule, ref, pto: str, doc: str, int_attrs: tuple[str, ...] = ()) -> None:
@@ -149,8 +154,10 @@ _both("scatter", lambda k: [arg("input", k), arg("indices", k), arg("src", k), a
       _scatter_rule, scatter_ref, "tscatter",
       "out = input; out[i, indices[i, k]] = / += / *= src[i, k] (reduce 0 / 1 / 2; indices outside the row skipped)",
       ("reduce",))
-_both("gather_mask", lambda k: [arg("src", k), attr("mask_pattern", "int")], _gather_mask_rule, gather_mask_ref,
-      "tgathermask", "the columns of a fixed pattern of each row (1 even, 2 odd, 3-6 one of each 4, 7 all)",
+_both("gather_mask", lambda k: [arg("src", k), attr("mask_pattern", "int"), attr("output_dtype", "dtype", None)],
+      _gather_mask_rule, gather_mask_ref, "tgathermask",
+      "the columns of a fixed pattern of each row (1 even, 2 odd, 3-6 one of each 4, 7 all); output_dtype: a "
+      "same-width bitcast",
       ("mask_pattern",))
 
 

@@ -277,6 +277,17 @@ class Dispatch:
         return None
 
 
+@dataclass(frozen=True)
+class Router:
+    """A `pl` spelling whose call forms map to different ops (pl-head's keyword forms: `pl.gather(x,
+    dim=-1, index=i)` vs `pl.gather(x, mask_pattern=1)`). `route(args, kwargs, build)` returns the
+    result; `build(entry, args, kwargs)` binds one op or dispatch entry the usual way."""
+
+    name: str
+    route: Callable[..., Any]
+    doc: str = ""
+
+
 class OpNamespace:
     """The ops of one level by short name, as attributes: `block_ops.add`, `tensor_ops.row_sum`.
     How code outside the registry refers to an op (an object, not a name built from strings)."""
@@ -308,7 +319,7 @@ _BY_LEVEL = {Level.TENSOR: tensor_ops, Level.BLOCK: block_ops, Level.SYSTEM: sys
 
 
 # DSL namespaces: "pl", "pl.tensor", "pl.block" (alias "pl.tile"), "pl.system" -> name -> entry
-NAMESPACES: dict[str, dict[str, OpDef | Dispatch]] = {"pl": {}, "pl.tensor": {}, "pl.block": {},
+NAMESPACES: dict[str, dict[str, OpDef | Dispatch | Router]] = {"pl": {}, "pl.tensor": {}, "pl.block": {},
                                                      "pl.system": {}}
 
 
@@ -347,7 +358,7 @@ def define(name: str, params: list[Param] | tuple[Param, ...], infer: InferFn, *
     return op
 
 
-def add_dsl_name(spelling: str, entry: OpDef | Dispatch) -> None:
+def add_dsl_name(spelling: str, entry: OpDef | Dispatch | Router) -> None:
     ns, _, short = spelling.rpartition(".")
     if ns == "pl.tile":
         ns = "pl.block"
@@ -405,6 +416,6 @@ def ops_by_pto() -> dict[str, OpDef]:
 
 __all__ = [
     "ATTR_KINDS", "Dispatch", "Level", "NAMESPACES", "OPERAND_KINDS", "OPS", "OpDef", "OpError", "OpNamespace",
-    "Param", "REQUIRED", "add_dsl_name", "arg", "attr", "block_ops", "coerce_attr", "define", "get_def",
+    "Param", "REQUIRED", "Router", "add_dsl_name", "arg", "attr", "block_ops", "coerce_attr", "define", "get_def",
     "lookup_dsl", "ops_by_pto", "system_ops", "tensor_ops", "unified",
 ]

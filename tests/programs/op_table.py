@@ -1338,6 +1338,11 @@ from . import op_table_catalogue as _catalogue  # noqa: E402
 
 _catalogue.install()
 
+# today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
+from . import op_table_catalogue3 as _catalogue3  # noqa: E402
+
+_catalogue3.install()
+
 
 if __name__ == "__main__":
     print(coverage_table())

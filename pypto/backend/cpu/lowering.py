@@ -74,6 +74,7 @@ B, S, U, RE, CE = Form.BINARY, Form.SCALAR, Form.UNARY, Form.ROW_EXPAND, Form.CO
 ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmul.hpp", "emitter"
 SORT = "sort.hpp"
 IDX = "indexing.hpp"
+GS = "gather_sort.hpp"
 
 CPU: dict[str, Lowering] = {
     # tile x tile
@@ -164,6 +165,9 @@ CPU: dict[str, Lowering] = {
     "textract": Library(MEM), "tinsert": Library(MEM),
     "tgather": Library(IDX), "tscatter": Library(IDX), "tgathermask": Library(IDX),
     "treinterpret": Library(IDX), "tci": Library(ELEM),
+    # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
+    "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
+    "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)

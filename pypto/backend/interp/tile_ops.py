@@ -93,6 +93,8 @@ def registry_kwargs(op: Op, od: OpDef, dst: Tile) -> dict:
             raise InterpError(f"{op.name}: unknown {key} value {text!r}") from None
     if "target_type" in names:
         kw["target_type"] = DTYPES[dst.buf.dtype]
+    if "output_dtype" in names:  # (gather_mask's bitcast: the destination's dtype)
+        kw["output_dtype"] = DTYPES[dst.buf.dtype]
     if "axis1" in names:
         kw.update(axis1=0, axis2=1)
     for name in od.extra.get("pto_attrs", ()):  # integer attributes (gather_mask's pattern, scatter's reduce)
@@ -227,7 +229,15 @@ _BY_INSTRUCTION: dict[str, Callable] = {"ttrans": _transpose, "treshape": _resha
                                         "treinterpret": _reinterpret}
 
 
+def _whole(short: str, args: list, dst: Tile):
+    """Each tile's valid region as it is (ops whose operands do not line up with the result)."""
+    return [v.arr[:v.vr, :v.vc] if isinstance(v, Tile) else v for _, v in args], (dst.vr, dst.vc)
+
+
 def _prep(short: str) -> Callable:
+    od = opdef(short)
+    if od is not None and od.extra.get("whole_operands"):
+        return _whole
     return _BY_INSTRUCTION.get(short) or _BY_SHAPE.get(shape_class(short), _elementwise)
 
 
@@ -367,7 +377,8 @@ def rule_of(short: str) -> str | None:
     od = opdef(short)
     if od is None or od.reference is None:
         return None
-    if short in _BY_INSTRUCTION or od.shape_class in _BY_SHAPE or od.shape_class in _SLICED_LIKE_ELEMENTWISE:
+    if short in _BY_INSTRUCTION or od.shape_class in _BY_SHAPE or od.shape_class in _SLICED_LIKE_ELEMENTWISE \
+            or od.extra.get("whole_operands"):
         return "reference"
     return None
 

@@ -11,7 +11,7 @@ from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.op import OpError, create_op_call
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.registry import REQUIRED, Dispatch, OpDef, Param
+from pypto.ops.registry import REQUIRED, Dispatch, OpDef, Param, Router
 
 from ..errors import ParserTypeError
 from .values import const_for, is_number, python_value, scalar_binop, scalar_dtype, to_expr
@@ -35,8 +35,10 @@ def value_kind(v: Any) -> str:
 
 
 class OpCaller:
-    def call_op(self, spelling: str, entry: OpDef | Dispatch, args: list[Any], kwargs: dict[str, Any],
+    def call_op(self, spelling: str, entry: OpDef | Dispatch | Router, args: list[Any], kwargs: dict[str, Any],
                 sp: Span) -> Any:
+        if isinstance(entry, Router):  # a spelling with several call forms (pypto/ops/gather_scatter.py)
+            return entry.route(args, kwargs, lambda e, a, k: self.call_op(spelling, e, list(a), dict(k), sp))
         if isinstance(entry, Dispatch):
             return self.dispatch(spelling, entry, args, kwargs, sp)
         return self.build_op(entry, args, kwargs, sp)

@@ -30,6 +30,7 @@ from ..errors import (
 )
 from .assignments import AssignmentParser
 from .context import Binding
+from .cross_core import CrossCoreParser, split_aiv
 from .tasks import TASK_WITH, TaskParser
 from .values import check_compatible, to_expr
 
@@ -48,7 +49,7 @@ class _YieldCtx:
     span: Span | None = None
 
 
-class ControlFlowParser(AssignmentParser, TaskParser):
+class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
     """Mixin: loops, ifs, `with` scopes and yields. Needs, besides what AssignmentParser needs,
     `self.yields` (the open loops and ifs that take a yield), `parse_block` and `stmt`
     (FunctionParser)."""
@@ -134,6 +135,9 @@ class ControlFlowParser(AssignmentParser, TaskParser):
                 helper = callee.name
             elif isinstance(callee, DslHelper) and callee.name == "spmd":
                 self.spmd_for(node)
+                return
+            elif callee is split_aiv:
+                self.split_aiv_for(node)
                 return
         if helper is None:
             raise ParserSyntaxError("for loops iterate over pl.range, pl.parallel, pl.unroll or pl.while_",

@@ -487,6 +487,10 @@ class ExprParser(OpCaller):
 
         if h.name in TASK_HELPERS:
             return self.task_helper_call(h, node)  # type: ignore[attr-defined]
+        from .cross_core import HELPERS as CROSS_CORE
+
+        if CROSS_CORE.get(h.name) is h:
+            return self.cross_core_call(h, node)  # type: ignore[attr-defined]
         if h.name in ("yield_", "cond"):
             raise InvalidOperationError(f"pl.{h.name}(...) is a statement; it cannot be used inside an expression",
                                         sp)

@@ -72,7 +72,10 @@ template <class D, class S, class P> PTO_INLINE void TGATHERMASK(D& dst, const S
   for (int i = 0; i < dst.vr; ++i) {
     const auto* s = src.row(i);
     auto* d = dst.row(i);
-    for (int k = 0; k < dst.vc; ++k) d[k] = s[long(k) * stride + phase];
+    for (int k = 0; k < dst.vc; ++k) {
+      if constexpr (std::is_same_v<typename D::value_type, typename S::value_type>) d[k] = s[long(k) * stride + phase];
+      else std::memcpy(&d[k], &s[long(k) * stride + phase], sizeof(d[k]));  // output_dtype: a same-width bitcast
+    }
   }
 }
 

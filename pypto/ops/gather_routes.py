@@ -1,0 +1,264 @@
+"""Today's call forms of `pl.gather`, `pl.scatter`, `pl.sort32`, `pl.mrgsort`, `pl.scatter_update`
+(pl-head §3.7): one spelling, several forms told apart by their keywords and operand kinds. Each
+router binds the op of the form it sees (indexing.py, ordering.py, gather_scatter.py); the forms
+the registry had before keep working unchanged.
+
+    pl.gather(x, indices)                              row gather (indexing.py)
+    pl.gather(x, dim=-1, index=i) / (x, -1, i)         out[b, k] = x[b, i[b, k]] (torch.gather along
+                                                       the last axis; index rows <= x rows; rank > 2
+                                                       with matching leading dims; INT16 indices too)
+    pl.gather(x, mask_pattern=P[, output_dtype=dt])    gather_mask (output_dtype: same-width bitcast)
+    pl.tile.gather(src, indices, tmp)                  flat gather (gather_flat)
+    pl.scatter(x, dim=-1, index=i, src=s)              row scatter (indexing.py)
+    pl.scatter(src, mask_pattern=P, dst=d)             scatter_mask(d, src)
+    pl.sort32(src, idx_tile)                           sort32_idx (the scalar-start form stays)
+    pl.mrgsort(x, block_len=n)                         mrgsort_runs (format 1)
+    pl.mrgsort(a, b[, c[, d]][, tmp][, exhausted])     mrgsort_lists (format 2)
+    pl.scatter_update(x, dim, index, src) / (x, index, src, dim=-2)
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pypto.ir.dtype import DataType
+from pypto.ir.expr import ConstInt, Expr
+from pypto.ir.types import TensorType, TileType
+
+from . import gather_scatter as gs
+from .registry import NAMESPACES, OpError, Router, block_ops, lookup_dsl, tensor_ops
+
+
+class MaskPattern(enum.IntEnum):
+    """`pl.tile.MaskPattern`: the column patterns of gather_mask / scatter_mask."""
+
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7
+
+
+def _is_value(v: Any) -> bool:
+    return isinstance(v, Expr) and isinstance(v.type, (TensorType, TileType))
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, ConstInt)
+
+
+def _int(v: Any) -> int:
+    return v.value if isinstance(v, ConstInt) else int(v)
+
+
+def _take(spelling: str, args: list, kw: dict, names: tuple[str, ...]) -> list:
+    """Positional-or-keyword parameters `names` out of (args, kw); OpError on extras."""
+    if len(args) > len(names):
+        raise OpError(f"{spelling} takes at most {len(names)} positional arguments here, got {len(args)}")
+    out = list(args) + [None] * (len(names) - len(args))
+    for k, n in enumerate(names):
+        if n in kw:
+            if k < len(args):
+                raise OpError(f"{spelling} got '{n}' twice")
+            out[k] = kw.pop(n)
+    if kw:
+        raise OpError(f"{spelling} got unexpected keyword(s) {', '.join(sorted(kw))}",
+                      hint=f"this form takes {', '.join(names)}")
+    return out
+
+
+def _dim(spelling: str, dim: Any, rank: int) -> int:
+    if not _is_int(dim):
+        raise OpError(f"{spelling}: dim must be an int literal, got {dim!r}")
+    d = _int(dim)
+    if not -rank <= d < rank:
+        raise OpError(f"{spelling}: dim {d} is out of range for rank {rank}")
+    return d % rank
+
+
+def _level_entry(name: str, v: Expr):
+    """The tensor or tile op of the row gather / scatter family for operand v."""
+    return getattr(tensor_ops if isinstance(v.type, TensorType) else block_ops, name)
+
+
+def _index32(idx: Expr, build) -> Expr:
+    dt = idx.type.dtype
+    if dt is DataType.INT32:
+        return idx
+    if dt in (DataType.INT16, DataType.UINT16, DataType.UINT32, DataType.INT64):
+        return build(lookup_dsl("pl", "cast"), [idx, DataType.INT32], {})
+    raise OpError(f"gather / scatter: index must be an integer tensor, got {dt.name}")
+
+
+def _as_2d(v: Expr, build) -> tuple[Expr, tuple]:
+    shape = tuple(v.type.shape)
+    if len(shape) == 2:
+        return v, shape
+    lead = 1
+    for d in shape[:-1]:
+        if not isinstance(d, ConstInt):
+            raise OpError("gather / scatter: the leading dims of a rank > 2 operand must be static")
+        lead *= d.value
+    return build(lookup_dsl("pl.tensor", "reshape"), [v, [lead, shape[-1]]], {}), shape
+
+
+def _along(spelling: str, x: Expr, dim: Any, idx: Expr) -> int:
+    """Check a torch-style (input, dim, index) call; the axis it works along."""
+    if not _is_value(x) or not _is_value(idx):
+        raise OpError(f"{spelling}: input and index must be tensors or tiles")
+    rank = x.type.rank
+    if idx.type.rank != rank:
+        raise OpError(f"{spelling}: index has rank {idx.type.rank}, the input {rank}")
+    if rank < 2:
+        raise OpError(f"{spelling}: needs rank >= 2 (reshape a vector to [1, N])")
+    d = _dim(spelling, dim, rank)
+    others = [k for k in range(rank) if k != d]
+    if rank > 2 and any(x.type.shape[k] != idx.type.shape[k] for k in others[:-1]):
+        raise OpError(f"{spelling}: a rank-{rank} index needs the input's dims other than dim and the last")
+    return d
+
+
+def _swap(v: Expr, d: int, build) -> Expr:
+    """v with axis d and the last axis exchanged (a gather along d is one along the last axis there)."""
+    ns = "pl.tensor" if isinstance(v.type, TensorType) else "pl.block"
+    return build(lookup_dsl(ns, "transpose"), [v, d, v.type.rank - 1], {})
+
+
+def _gather_index(spelling: str, x: Expr, dim: Any, idx: Expr, build) -> Expr:
+    d = _along(spelling, x, dim, idx)
+    idx = _index32(idx, build)
+    last = d == x.type.rank - 1
+    if not last and x.type.rank > 2:  # (kernels transpose the last two axes of 2-D tiles only)
+        raise OpError(f"{spelling}: a rank-{x.type.rank} gather along dim {d} (not the last axis) is not supported "
+                      "here", hint="reshape to 2-D, or move the axis to the end in the orchestration")
+    if not last:
+        x, idx = _swap(x, d, build), _swap(idx, d, build)
+    rows_x, rows_i = x.type.shape[-2], idx.type.shape[-2]
+    if isinstance(rows_x, ConstInt) and isinstance(rows_i, ConstInt) and rows_i.value < rows_x.value:
+        # (torch.gather: the result has the index's extent, taken from the input's first rows)
+        lead = list(x.type.shape[:-2])
+        x = build(lookup_dsl("pl.tensor" if isinstance(x.type, TensorType) else "pl.block", "slice"),
+                  [x, [*lead, rows_i.value, x.type.shape[-1]], [0] * x.type.rank], {})
+    x2, _ = _as_2d(x, build)
+    i2, ishape = _as_2d(idx, build)
+    out = build(_level_entry("gather", x2), [x2, i2], {})
+    if len(ishape) > 2:
+        out = build(lookup_dsl("pl.tensor", "reshape"), [out, list(ishape)], {})
+    return out if last else _swap(out, d, build)
+
+
+def _route_gather(prev):
+    def route(args: list, kw: dict, build) -> Any:
+        kw = dict(kw)
+        if kw.get("mask_pattern") is not None:
+            src, pattern, out_dt = _take("pl.gather", args, kw, ("input", "mask_pattern", "output_dtype"))
+            if kw:
+                raise OpError(f"pl.gather: unexpected keyword(s) {', '.join(kw)}")
+            call = {"mask_pattern": int(pattern)}
+            if out_dt is not None:
+                call["output_dtype"] = out_dt
+            return build(_level_entry("gather_mask", src), [src], call)
+        if "kvalue" in kw or "cmp_mode" in kw:
+            raise OpError("pl.gather compare form (kvalue=, cmp_mode=): the per-row (indices, counts) result pair "
+                          "is not implemented on the CPU backend yet (docs/pl_ops.md)")
+        if "dim" in kw or "index" in kw or (len(args) == 3 and _is_int(args[1])):
+            x, dim, idx = _take("pl.gather", args, kw, ("input", "dim", "index"))
+            return _gather_index("pl.gather", x, -1 if dim is None else dim, idx, build)
+        if len(args) == 3 and all(_is_value(a) for a in args) and isinstance(args[0].type, TileType):
+            return build(gs.GATHER_FLAT, args, kw)  # pl.tile.gather(src, indices, tmp): a flat index
+        return build(prev, args, kw)
+    return route
+
+
+def _route_scatter(prev):
+    def route(args: list, kw: dict, build) -> Any:
+        kw = dict(kw)
+        if kw.get("mask_pattern") is not None:
+            src, pattern, dst = _take("pl.scatter", args, kw, ("input", "mask_pattern", "dst"))
+            if dst is None:
+                raise OpError("pl.scatter mask form needs dst= (the tensor whose masked columns are written)")
+            entry = gs.T_SCATTER_MASK if isinstance(dst.type, TensorType) else gs.SCATTER_MASK
+            return build(entry, [dst, src], {"mask_pattern": int(pattern)})
+        if "dim" in kw or "index" in kw or (len(args) == 4 and _is_int(args[1])):
+            x, dim, idx, src = _take("pl.scatter", args, kw, ("input", "dim", "index", "src"))
+            if _along("pl.scatter", x, -1 if dim is None else dim, idx) != x.type.rank - 1:
+                raise OpError("pl.scatter: only dim=-1 (the last axis) is supported here",
+                              hint="transpose the axis to the end first (pl.transpose)")
+            if src is None:
+                raise OpError("pl.scatter index form needs src=")
+            idx = _index32(idx, build)
+            x2, shape = _as_2d(x, build)
+            out = build(_level_entry("scatter", x2), [x2, _as_2d(idx, build)[0], _as_2d(src, build)[0]], {})
+            if len(shape) > 2:
+                out = build(lookup_dsl("pl.tensor", "reshape"), [out, list(shape)], {})
+            return out
+        return build(prev, args, kw)
+    return route
+
+
+def _route_sort32(prev):
+    def route(args: list, kw: dict, build) -> Any:
+        second = args[1] if len(args) > 1 else kw.get("idx")
+        if _is_value(second):
+            src, idx = _take("pl.sort32", args, dict(kw), ("src", "idx"))
+            entry = gs.T_SORT32_IDX if isinstance(src.type, TensorType) else gs.SORT32_IDX
+            return build(entry, [src, idx], {})
+        return build(prev, args, kw)
+    return route
+
+
+def _route_mrgsort(prev):
+    def route(args: list, kw: dict, build) -> Any:
+        kw = dict(kw)
+        if "block_len" in kw:
+            src, block_len = _take("pl.mrgsort", args, kw, ("src0", "block_len"))
+            entry = gs.T_MRGSORT_RUNS if isinstance(src.type, TensorType) else gs.MRGSORT_RUNS
+            return build(entry, [src, block_len], {})
+        second = args[1] if len(args) > 1 else kw.get("src1")
+        if _is_value(second):
+            s0, s1, s2, s3, _tmp, _exhausted = _take("pl.mrgsort", args, kw,
+                                                      ("src0", "src1", "src2", "src3", "tmp", "exhausted"))
+            lists = [s for s in (s0, s1, s2, s3) if s is not None]  # (tmp / exhausted: device scratch, early exit)
+            entry = gs.T_MRGSORT_LISTS if isinstance(s0.type, TensorType) else gs.MRGSORT_LISTS
+            return build(entry, lists, {})
+        return build(prev, args, kw)
+    return route
+
+
+def _route_scatter_update(args: list, kw: dict, build) -> Any:
+    kw = dict(kw)
+    if len(args) >= 2 and _is_int(args[1]) or ("index" in kw and "dim" in kw and len(args) <= 1):
+        x, dim, idx, src = _take("pl.scatter_update", args, kw, ("input", "dim", "index", "src"))
+    else:
+        x, idx, src, dim = _take("pl.scatter_update", args, kw, ("input", "index", "src", "dim"))
+    if not _is_value(x):
+        raise OpError("pl.scatter_update: input must be a tensor or tile")
+    if _dim("pl.scatter_update", -2 if dim is None else dim, max(x.type.rank, 1)) != x.type.rank - 2:
+        raise OpError("pl.scatter_update: only dim=-2 (replacing rows) is supported")
+    entry = gs.T_SCATTER_UPDATE if isinstance(x.type, TensorType) else gs.SCATTER_UPDATE
+    return build(entry, [x, idx, src], {})
+
+
+def _rebind(name: str, make) -> None:
+    """Give `pl.<name>`, `pl.tensor.<name>`, `pl.block.<name>` a router over their current entries."""
+    for ns in ("pl", "pl.tensor", "pl.block"):
+        prev = NAMESPACES[ns].get(name)
+        if prev is not None and not isinstance(prev, Router):
+            NAMESPACES[ns][name] = Router(name, make(prev), doc=getattr(prev, "doc", ""))
+
+
+_rebind("gather", _route_gather)
+_rebind("scatter", _route_scatter)
+_rebind("sort32", _route_sort32)
+_rebind("mrgsort", _route_mrgsort)
+for _ns in ("pl", "pl.tensor", "pl.block"):
+    NAMESPACES[_ns]["scatter_update"] = Router("scatter_update", _route_scatter_update,
+                                               doc="replace rows: input[index[k]] = src[k] (dim -2)")
+# scatter_mask is also spelled directly (pl.tile.scatter_mask(dst, src, mask_pattern))
+NAMESPACES["pl.block"]["scatter_mask"] = gs.SCATTER_MASK
+NAMESPACES["pl.tensor"]["scatter_mask"] = gs.T_SCATTER_MASK
+
+__all__ = ["MaskPattern"]
