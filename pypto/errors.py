@@ -48,6 +48,14 @@ class OutOfRange(Error, OverflowError):
     """A number outside the range of the type that must hold it."""
 
 
+class MissingFile(Error, FileNotFoundError):
+    """A file or directory PyPTO was asked to read and did not find."""
+
+
+class InvalidSyntax(Error, SyntaxError):
+    """Program text PyPTO cannot read (outside the pl parser, which has its own ParserError)."""
+
+
 class NotFound(Error, KeyError):
     """A name looked up and not found (an op, a memory space, a kernel)."""
 

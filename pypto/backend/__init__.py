@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypto.errors import InvalidType
 from pypto.target import BackendType, Target, ascend910b, ascend950, cpu, target_for
 
 # the public package's process-wide backend setting: recorded for code that sets and reads it; every
@@ -21,7 +22,7 @@ def set_backend_type(backend_type: Any) -> None:
 
     bt = parse(backend_type)
     if not isinstance(bt, BackendType):
-        raise TypeError(f"set_backend_type takes a BackendType or its name, got {backend_type!r}")
+        raise InvalidType(f"set_backend_type takes a BackendType or its name, got {backend_type!r}")
     _BACKEND[0] = bt
 
 

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import InvalidValue, MissingFile
+
 RUNTIME_NAME = "tensormap_and_ringbuffer"  # (the public default runtime's name; ours tracks tensor regions too)
 
 
@@ -104,12 +106,12 @@ class PublicProgramAPI:
 
         out = Path(output_dir)
         if not (out / "signature.json").is_file():
-            raise FileNotFoundError(f"{out} holds no compiled program (no signature.json)")
+            raise MissingFile(f"{out} holds no compiled program (no signature.json)")
         try:
             entry = Signature.load(out).entry
             written = Written.read(out, entry)
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
-            raise ValueError(f"{out}: the compiled program's files are malformed: {e}") from None
+            raise InvalidValue(f"{out}: the compiled program's files are malformed: {e}") from None
         platform = check_platform(platform)
         backend = backend_for_platform(platform, backend_type or BackendType.PTO)
         obj = str.__new__(cls, os.fspath(out))  # type: ignore[call-overload]
@@ -137,7 +139,7 @@ class PublicProgramAPI:
 
         dumps = sorted((Path(str.__str__(self)) / "passes_dump").glob("*.py"))  # type: ignore[arg-type]
         if not dumps:
-            raise FileNotFoundError(f"{self} has no passes_dump/ (compile with dump_passes=True)")
+            raise MissingFile(f"{self} has no passes_dump/ (compile with dump_passes=True)")
         for d in dumps:
             parse(d.read_text(), filename=str(d))
         from pypto.runtime import RunConfig

@@ -79,4 +79,17 @@ def task_call(name: str, args: list[Expr] | tuple[Expr, ...] = (), span: Span = 
     return Call(op, args, tuple(kwargs.items()), op.infer_type(args, kwargs), span=span)
 
 
-__all__ = ["PRED_CMPS", "TASK_ID", "TASK_ID_TYPE", "TASK_OPS", "TaskOp", "is_task_call", "task_call"]
+class TaskOpRef:
+    """`pl.task.<name>` in program text: how the printer spells a task op, so a printed program that
+    uses the task language parses back (`pl.task.begin([tid], [], [], [])`, `t = pl.task.end()`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<pl.{self.name}>"
+
+
+__all__ = ["PRED_CMPS", "TASK_ID", "TASK_ID_TYPE", "TASK_OPS", "TaskOp", "TaskOpRef", "is_task_call", "task_call"]

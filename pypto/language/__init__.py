@@ -26,6 +26,8 @@ from pypto.ir.enums import (
     TensorLayout,
     TileLayout,
 )
+from pypto.ir.task_ops import TASK_OPS as _TASK_OPS
+from pypto.ir.task_ops import TaskOpRef as _TaskOpRef
 from pypto.ir.types import MemRefType, TileView
 from pypto.ops.gather_routes import MaskPattern as _MaskPattern
 
@@ -77,6 +79,8 @@ FP16, BF16, FP32, FP4 = DataType.FP16, DataType.BF16, DataType.FP32, DataType.FP
 FP8E4M3FN, FP8E5M2, HF4, HF8 = DataType.FP8E4M3FN, DataType.FP8E5M2, DataType.HF4, DataType.HF8
 INDEX = DataType.INDEX
 TASK_ID = DataType.INT64  # a task id is a 64-bit integer on the CPU (-1: no task); docs/tasks.md
+# `pl.task.*`: the printed form of the task language's orchestration ops (so printed programs parse back)
+task = _types.SimpleNamespace(**{n.split(".")[1]: _TaskOpRef(n) for n in _TASK_OPS})
 TaskId = Scalar[TASK_ID]
 
 # layouts and spaces
@@ -153,7 +157,7 @@ __all__ = [
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
     "UnsupportedFeatureError", "Level", "RUNTIME", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot",
     "split", "TaskId", "at", "cluster", "dump_tag", "jit", "manual_scope", "no_dep", "pipeline", "scope", "spmd",
-    "spmd_submit", "submit", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic",
+    "spmd_submit", "submit", "task", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic",
     "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_", "AUTO", "split_aiv", "aiv_shard", "aic_gather", "tpush_to_aiv", "tpush_to_aic",

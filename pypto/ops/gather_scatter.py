@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto.errors import InvalidValue
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import PipeType
 from pypto.ir.expr import ConstInt
@@ -269,7 +270,7 @@ def mrgsort_runs_ref(x, block_len):
     out = np.array(x, copy=True)
     group = 4 * int(block_len)
     if group <= 0 or int(block_len) % 2:
-        raise ValueError(f"mrgsort: block_len must be a positive even number of columns, got {block_len}")
+        raise InvalidValue(f"mrgsort: block_len must be a positive even number of columns, got {block_len}")
     for b in range(0, x.shape[1], group):
         out[:, b:b + group] = _merge(x[:, b:b + group])
     return out

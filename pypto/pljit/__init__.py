@@ -23,6 +23,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from pypto.errors import InvalidType, InvalidValue
+
 from .function import CacheKey, JitCache, JITFunction
 from .meta import RUNTIME
 
@@ -36,7 +38,7 @@ def _caller_locals(depth: int) -> dict[str, Any]:
 
 def _check_fn(fn: Any, what: str) -> None:
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"@{what} decorates a function, got {fn!r}")
+        raise InvalidType(f"@{what} decorates a function, got {fn!r}")
 
 
 def _decorator(kind: str, what: str, allowed: tuple[str, ...]) -> Any:
@@ -45,7 +47,7 @@ def _decorator(kind: str, what: str, allowed: tuple[str, ...]) -> Any:
         if bad:
             hint = {"auto_scope": "only @pl.jit, .host and .inline take auto_scope=",
                     "level": "only @pl.jit.incore takes level="}
-            raise TypeError(f"@{what} got unexpected keyword(s) {', '.join(bad)}"
+            raise InvalidType(f"@{what} got unexpected keyword(s) {', '.join(bad)}"
                             + "".join(f" ({hint[b]})" for b in bad if b in hint))
         frame_locals = _caller_locals(1)
 
@@ -80,7 +82,7 @@ class _Jit:
         that define one import); a program that calls it is refused at specialisation: the source is an
         Ascend device kernel, which the CPU backend cannot build."""
         if core_type not in ("aic", "aiv", "mixed"):
-            raise ValueError(f"@pl.jit.extern core_type must be 'aic', 'aiv' or 'mixed', got {core_type!r}")
+            raise InvalidValue(f"@pl.jit.extern core_type must be 'aic', 'aiv' or 'mixed', got {core_type!r}")
         info = {"source": source, "core_type": core_type, "aic_source": aic_source, "aiv_source": aiv_source,
                 "dual_aiv_dispatch": dual_aiv_dispatch, "include_dirs": include_dirs}
 

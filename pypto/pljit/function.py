@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import InvalidType
 from pypto.ir.expr import DynVar
 
 from .meta import ParamSpec, param_spec
@@ -144,7 +145,7 @@ class JITFunction:
             _, node, _ = self.parsed_source()
             a = node.args
             if a.vararg or a.kwarg:
-                raise TypeError(f"{self.__name__}: @pl.jit functions take named parameters (no *args / **kwargs)")
+                raise InvalidType(f"{self.__name__}: @pl.jit functions take named parameters (no *args / **kwargs)")
             specs = {}
             for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
                 ann = self._eval(p.annotation) if p.annotation is not None else None
@@ -231,14 +232,14 @@ class JITFunction:
 
     def _entry_check(self, what: str) -> None:
         if self.kind not in ENTRY_KINDS:
-            raise TypeError(f"{self.__name__} is a @pl.jit.{self.kind} function: it is specialised where a @pl.jit "
+            raise InvalidType(f"{self.__name__} is a @pl.jit.{self.kind} function: it is specialised where a @pl.jit "
                             f"function calls it; {what} the @pl.jit entry instead")
 
     def _specialised(self, args: tuple, kwargs: dict[str, Any], cfg: Any, *, signature_mode: bool = False) -> Any:
         from .specialize import classify
 
         if any(v is _RUNTIME_MARK() for v in args) and not signature_mode:
-            raise TypeError(f"{self.__name__}(): pl.RUNTIME is only meaningful in a signature-mode "
+            raise InvalidType(f"{self.__name__}(): pl.RUNTIME is only meaningful in a signature-mode "
                             "kernel.compile(...)/lower(...); pass a value")
         bound = self._bind_for(args, kwargs, signature_mode)
         call = classify(self, bound, signature_mode=signature_mode)
@@ -250,7 +251,7 @@ class JITFunction:
             try:
                 return self.bind_python(args, kwargs)
             except TypeError as e:
-                raise TypeError(f"{self.__name__}(): {e}") from None
+                raise InvalidType(f"{self.__name__}(): {e}") from None
         b = self._pysig.bind_partial(*args, **kwargs)
         b.apply_defaults()
         return dict(b.arguments)
@@ -314,7 +315,7 @@ class JITFunction:
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> None:
         if self.kind not in ENTRY_KINDS:
-            raise TypeError(f"{self.__name__} is a @pl.jit.{self.kind} function: call it inside a @pl.jit function")
+            raise InvalidType(f"{self.__name__} is a @pl.jit.{self.kind} function: call it inside a @pl.jit function")
         fsig = None if kwargs else _fast_sig(args)
         if fsig is not None:
             pkey = (fsig, _plan_config_key(config) if config is not None else None)
@@ -407,7 +408,7 @@ def _config(config: Any) -> Any:
     if config is None:
         return RunConfig()
     if not isinstance(config, RunConfig):
-        raise TypeError(f"config must be a pypto.runtime.RunConfig, got {type(config).__name__}")
+        raise InvalidType(f"config must be a pypto.runtime.RunConfig, got {type(config).__name__}")
     return config
 
 

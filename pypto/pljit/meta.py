@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import InvalidState, InvalidType
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import ParamDirection, TensorLayout
 from pypto.ir.expr import DynVar, Expr
@@ -35,7 +36,7 @@ class _Runtime(_ScalarAnnClass):
         return "pl.RUNTIME"
 
     def _refuse(self, *a: Any, **k: Any) -> Any:
-        raise RuntimeError("pl.RUNTIME is a marker for kernel.compile(...) scalar parameters; it has no value "
+        raise InvalidState("pl.RUNTIME is a marker for kernel.compile(...) scalar parameters; it has no value "
                            "and cannot be used in an expression")
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = _refuse
@@ -91,11 +92,11 @@ def param_spec(name: str, ann: Any, jit_name: str) -> ParamSpec:
         return ParamSpec(name, "tensor", direction)
     if isinstance(inner, TensorAnn):
         if inner.memref is not None:
-            raise TypeError(f"{jit_name}: parameter '{name}' has a MemRef in its annotation; @pl.jit parameters "
+            raise InvalidType(f"{jit_name}: parameter '{name}' has a MemRef in its annotation; @pl.jit parameters "
                             "are plain tensors")
         return ParamSpec(name, "tensor", direction, tuple(inner.shape), inner.dtype, inner.layout)
     if direction is not ParamDirection.In:
-        raise TypeError(f"{jit_name}: parameter '{name}' is pl.{direction.name}[...] of {inner!r}; only tensors "
+        raise InvalidType(f"{jit_name}: parameter '{name}' is pl.{direction.name}[...] of {inner!r}; only tensors "
                         "can be outputs")
     if isinstance(inner, ScalarAnn):
         return ParamSpec(name, "scalar", dtype=inner.dtype)
@@ -104,7 +105,7 @@ def param_spec(name: str, ann: Any, jit_name: str) -> ParamSpec:
     if inner is _ScalarAnnClass:
         return ParamSpec(name, "scalar")  # dtype from the value
     if _is_tensor_view(inner):
-        raise TypeError(f"{jit_name}: parameter '{name}' is annotated with a pl.TensorView; @pl.jit takes "
+        raise InvalidType(f"{jit_name}: parameter '{name}' is annotated with a pl.TensorView; @pl.jit takes "
                         "pl.Tensor[[...], dtype(, layout)] (TensorView is for @pl.function)")
     return ParamSpec(name, "const")
 
@@ -132,21 +133,21 @@ def tensor_meta(spec: ParamSpec, value: Any, dynamic: dict[int, DynVar], jit_nam
     if is_torch_tensor(value):
         dt = torch_dtype_map().get(value.dtype)
         if dt is None:
-            raise TypeError(f"{jit_name}: argument '{spec.name}' has torch dtype {value.dtype}, which PyPTO does "
+            raise InvalidType(f"{jit_name}: argument '{spec.name}' has torch dtype {value.dtype}, which PyPTO does "
                             "not map")
         extents = tuple(int(d) for d in value.shape)
     else:
         import numpy as np
 
         if not isinstance(value, np.ndarray):
-            raise TypeError(f"{jit_name}: parameter '{spec.name}' is a tensor; got {type(value).__name__}")
+            raise InvalidType(f"{jit_name}: parameter '{spec.name}' is a tensor; got {type(value).__name__}")
         dt = DataType.from_numpy(value.dtype)
         extents = tuple(int(d) for d in value.shape)
     if spec.dtype is not None and spec.dtype is not dt:
-        raise TypeError(f"{jit_name}: parameter '{spec.name}' is annotated {spec.dtype.name} but the argument is "
+        raise InvalidType(f"{jit_name}: parameter '{spec.name}' is annotated {spec.dtype.name} but the argument is "
                         f"{dt.name}")
     if spec.dims is not None and len(spec.dims) != len(extents):
-        raise TypeError(f"{jit_name}: parameter '{spec.name}' is annotated with rank {len(spec.dims)} but the "
+        raise InvalidType(f"{jit_name}: parameter '{spec.name}' is annotated with rank {len(spec.dims)} but the "
                         f"argument has shape {list(extents)}")
     shape: list[Any] = list(extents)
     for i, d in enumerate(spec.dims or ()):
@@ -154,7 +155,7 @@ def tensor_meta(spec: ParamSpec, value: Any, dynamic: dict[int, DynVar], jit_nam
             shape[i] = d
     for i, dv in dynamic.items():
         if i >= len(shape):
-            raise TypeError(f"{jit_name}: {spec.name}.bind_dynamic({i}, ...) but '{spec.name}' has rank {len(shape)}")
+            raise InvalidType(f"{jit_name}: {spec.name}.bind_dynamic({i}, ...) but '{spec.name}' has rank {len(shape)}")
         shape[i] = dv
     return TensorMeta(tuple(shape), dt, spec.layout or TensorLayout.ND, extents)
 
@@ -162,7 +163,7 @@ def tensor_meta(spec: ParamSpec, value: Any, dynamic: dict[int, DynVar], jit_nam
 def signature_meta(spec: ParamSpec, dynamic: dict[int, DynVar], jit_name: str) -> TensorMeta:
     """Signature-mode compile: the meta from a full annotation alone."""
     if spec.dims is None or spec.dtype is None:
-        raise TypeError(f"{jit_name}.compile() with no tensor arguments takes shapes from the annotations, but "
+        raise InvalidType(f"{jit_name}.compile() with no tensor arguments takes shapes from the annotations, but "
                         f"parameter '{spec.name}' is a bare pl.Tensor; annotate it pl.Tensor[[...], dtype] or pass "
                         "sample tensors")
     shape = list(spec.dims)

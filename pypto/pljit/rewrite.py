@@ -20,6 +20,7 @@ import ast
 import copy
 from typing import Any
 
+from pypto.errors import InvalidSyntax, InvalidType
 from pypto.ir.expr import DynVar, Expr
 
 from ..language.annotations import DirectionAnn, ScalarAnn, TensorAnn
@@ -57,7 +58,7 @@ def bind_dynamic_calls(fn: ast.FunctionDef) -> list[tuple[ast.Call, str, ast.exp
             f = c.func
             if isinstance(f, ast.Attribute) and f.attr == "bind_dynamic" and isinstance(f.value, ast.Name):
                 if len(c.args) != 2 or c.keywords:
-                    raise SyntaxError("bind_dynamic takes two arguments: x.bind_dynamic(dim, M)")
+                    raise InvalidSyntax("bind_dynamic takes two arguments: x.bind_dynamic(dim, M)")
                 out.append((c, f.value.id, c.args[0], c.args[1]))
     return out
 
@@ -211,9 +212,9 @@ def dyn_dims_of(node: ast.FunctionDef, env: PyEnv, py_eval: Any) -> dict[str, di
         dim = py_eval(dim_node)
         var = py_eval(var_node)
         if not isinstance(dim, int) or isinstance(dim, bool):
-            raise TypeError(f"{x}.bind_dynamic: the dimension must be an int, got {dim!r}")
+            raise InvalidType(f"{x}.bind_dynamic: the dimension must be an int, got {dim!r}")
         if not isinstance(var, DynVar):
-            raise TypeError(f"{x}.bind_dynamic: the second argument must be a pl.dynamic(...) variable, got {var!r}")
+            raise InvalidType(f"{x}.bind_dynamic: the second argument must be a pl.dynamic(...) variable, got {var!r}")
         out.setdefault(x, {})[dim] = var
     return out
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pypto.errors import InvalidType
 from pypto.ir.collector import paused_collector as paused
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import FunctionType, TensorLayout
@@ -98,16 +99,16 @@ def classify(jf: JITFunction, bound: dict[str, Any], *, signature_mode: bool) ->
                 metas[name] = signature_meta(spec, dyn.get(name, {}), jf.__name__)
             else:
                 if v is _MISSING:
-                    raise TypeError(f"{jf.__name__}() missing tensor argument '{name}'")
+                    raise InvalidType(f"{jf.__name__}() missing tensor argument '{name}'")
                 metas[name] = tensor_meta(spec, v, dyn.get(name, {}), jf.__name__)
         elif spec.kind == "scalar":
             if v is _MISSING:
-                raise TypeError(f"{jf.__name__}() missing scalar argument '{name}'"
+                raise InvalidType(f"{jf.__name__}() missing scalar argument '{name}'"
                                 + (" (signature-mode compile: give every scalar by keyword or default; "
                                    "pl.RUNTIME keeps it a runtime parameter)" if signature_mode else ""))
             if v is RUNTIME:
                 if not signature_mode:
-                    raise TypeError(f"{jf.__name__}(): '{name}' is pl.RUNTIME; pl.RUNTIME only marks scalars of a "
+                    raise InvalidType(f"{jf.__name__}(): '{name}' is pl.RUNTIME; pl.RUNTIME only marks scalars of a "
                                     "signature-mode kernel.compile(...) — pass a value")
                 runtime.append(name)
                 continue
@@ -115,7 +116,7 @@ def classify(jf: JITFunction, bound: dict[str, Any], *, signature_mode: bool) ->
             scalars[name] = (v, scalar_dtype(spec, v))
         else:
             if v is RUNTIME:
-                raise TypeError(f"{jf.__name__}(): '{name}' has no pl scalar annotation, so it is a compile-time "
+                raise InvalidType(f"{jf.__name__}(): '{name}' has no pl scalar annotation, so it is a compile-time "
                                 "value; pl.RUNTIME needs pl.Scalar[...] or a pl dtype annotation")
             consts[name] = None if v is _MISSING else v
     return EntryCall(metas, scalars, tuple(runtime), consts)
@@ -130,7 +131,7 @@ def _scalar_value(v: Any, name: str, fn: str) -> Any:
     item = getattr(v, "item", None)  # a 0-d NumPy / torch value
     if callable(item) and getattr(v, "ndim", 1) == 0:
         return item()
-    raise TypeError(f"{fn}(): scalar parameter '{name}' got {type(v).__name__} {v!r}; pass an int, float or bool")
+    raise InvalidType(f"{fn}(): scalar parameter '{name}' got {type(v).__name__} {v!r}; pass an int, float or bool")
 
 
 def build_program(jf: JITFunction, call: EntryCall) -> Program:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.errors import InvalidValue
+from pypto.errors import InvalidState, InvalidValue
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class RegistrationHandle:
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         if not self.registered:
-            raise RuntimeError("this RegistrationHandle was unregistered")
+            raise InvalidState("this RegistrationHandle was unregistered")
         return self.worker.run(self.compiled, *args, config=config)
 
     def unregister(self) -> None:

@@ -18,6 +18,7 @@ from pypto.ir.function import Function
 from pypto.ir.limits import dtype_problem, type_problem
 from pypto.ir.op import OpError
 from pypto.ir.span import Span
+from pypto.ir.task_ops import TaskOpRef
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType
 from pypto.ops.registry import Dispatch, OpDef, get_def, lookup_dsl
 
@@ -388,6 +389,8 @@ class ExprParser(OpCaller):
             return self.call_entry(callee.spelling, callee.entry, args, kwargs, sp, nodes)
         if isinstance(callee, DslHelper):
             return self.helper_call(callee, node)
+        if isinstance(callee, TaskOpRef):  # the printed form of a task op (pl.task.begin(...), ...)
+            return self.task_op_call(callee, node, sp)
         if isinstance(callee, MethodRef):
             args, kwargs, nodes = self.call_args(node)
             if kwargs:

@@ -16,7 +16,7 @@ from pypto.ir.dtype import DataType
 from pypto.ir.enums import ScopeKind
 from pypto.ir.expr import Call as IRCall
 from pypto.ir.expr import ConstInt, Expr, GlobalVar, MakeTuple, Var
-from pypto.ir.op import create_op_call
+from pypto.ir.op import OpError, create_op_call
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt, ScopeStmt, seq
 from pypto.ir.task_ops import TASK_ID, task_call
@@ -35,6 +35,16 @@ class TaskParser:
     """Mixin of the function parser (needs eval, emit, span, scopes, parse_block, assign_name)."""
 
     manual_depth = 0
+
+    def task_op_call(self, ref: Any, node: ast.Call, sp: Span) -> Expr:
+        """`pl.task.begin([...], [...], [...], [...], **attrs)`, `pl.task.end()`, ...: a task op as the
+        printer writes it (a printed program parses back)."""
+        args, kwargs, _ = self.call_args(node)
+        ops = [MakeTuple(tuple(a), span=sp) if isinstance(a, (list, tuple)) else a for a in args]
+        try:
+            return task_call(ref.name, ops, sp, **kwargs)
+        except (OpError, TypeError) as e:
+            raise ParserTypeError(f"pl.{ref.name}: {e}", sp) from None
 
     # ---- with ------------------------------------------------------------------------------------
 
@@ -58,6 +68,10 @@ class TaskParser:
                 check_at_arguments(*args, **kwargs)
             except (TypeError, ValueError) as e:
                 raise ParserSyntaxError(f"pl.at: {e}", self.span(ce)) from None
+            plain = tgt is None and not any(kwargs.get(k) for k in ("deps", "no_dep_args", "predicate"))
+            if plain:  # an ordinary region: one kernel, ordered by the data it touches (no task bracket)
+                self.emit(ScopeStmt(ScopeKind.InCore, seq(self._scoped_body(node.body)), span=sp))
+                return
             self._begin(kwargs, ce, sp)
             self.emit(ScopeStmt(ScopeKind.InCore, seq(self._scoped_body(node.body)), span=sp))
             self._end(tgt, sp, node)
