@@ -107,6 +107,12 @@ system = _Namespace("pl.system", "system")
 object.__setattr__(system, "task_dummy", _dsl.task_dummy)
 object.__setattr__(system, "task_invalid", _dsl.task_invalid)
 
+# pl.array / pl.prefetch: parser constructs (pypto/language/parser/arrays.py)
+array = _types.SimpleNamespace(create=_dsl.array_create, get_element=_dsl.array_get_element,
+                               update_element=_dsl.array_update_element)
+prefetch = _types.SimpleNamespace(make_context=_dsl.prefetch_make_context, async_prefetch=_dsl.prefetch_async_prefetch,
+                                  session=_dsl.prefetch_session, wait=_dsl.prefetch_wait)
+
 globals().update(_dsl.top_level_ops())
 
 
@@ -126,7 +132,7 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "Level", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot", "split", "TaskId", "at", "cluster",
+    "UnsupportedFeatureError", "Level", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot", "split", "TaskId", "array", "at", "cluster", "prefetch",
     "dump_tag", "manual_scope", "no_dep", "pipeline", "scope", "spmd", "spmd_submit", "submit", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",

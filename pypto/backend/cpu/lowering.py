@@ -164,6 +164,7 @@ CPU: dict[str, Lowering] = {
     "textract": Library(MEM), "tinsert": Library(MEM),
     "tgather": Library(IDX), "tscatter": Library(IDX), "tgathermask": Library(IDX),
     "treinterpret": Library(IDX), "tci": Library(ELEM),
+    "tpartadd": Library(ELEM), "tpartmul": Library(ELEM), "tpartmax": Library(ELEM), "tpartmin": Library(ELEM),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)

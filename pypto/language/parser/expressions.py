@@ -294,6 +294,10 @@ class ExprParser(OpCaller):
     def ex_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
         sp = self.span(node)
+        from .arrays import ARRAY_TYPES
+
+        if isinstance(base, ARRAY_TYPES):
+            return self.array_get(base, self.eval(node.slice), sp)  # type: ignore[attr-defined]
         if isinstance(base, Expr):
             t = base.type
             if isinstance(t, TupleType):
@@ -475,8 +479,12 @@ class ExprParser(OpCaller):
             if not cond:
                 raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
             return None
-        from ..dsl import TASK_HELPERS
+        from ..dsl import ARRAY_HELPERS, TASK_HELPERS
 
+        if h.name in ARRAY_HELPERS:
+            if h.name.startswith("array."):
+                return self.array_helper_call(h.name, node)  # type: ignore[attr-defined]
+            return self.prefetch_helper_call(h.name, node)  # type: ignore[attr-defined]
         if h.name in TASK_HELPERS:
             return self.task_helper_call(h, node)  # type: ignore[attr-defined]
         if h.name in ("yield_", "cond"):
