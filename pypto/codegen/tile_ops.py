@@ -224,6 +224,9 @@ def _write(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
 
 def _block_idx(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     assert result is not None
+    if c.op is block_ops.get_subblock_idx:  # no pl.split_aiv lanes on the CPU: always lane 0
+        cg.values[result] = cg.sc.const(0, DataType.UINT64)
+        return
     v = Value(cg.names.fresh(result.name), ScalarT("ui64"))
     cg.emit(Op("pto.get_block_num" if c.op is block_ops.get_block_num else "pto.get_block_idx", [v]))
     cg.values[result] = v
@@ -308,6 +311,7 @@ _SPECIAL = {
     block_ops.write: _write,
     block_ops.get_block_idx: _block_idx,
     block_ops.get_block_num: _block_idx,
+    block_ops.get_subblock_idx: _block_idx,
     system_ops.syncall: _syncall,
     block_ops.sum: _axis_reduce(block_ops.row_sum, block_ops.col_sum),
     block_ops.max: _axis_reduce(block_ops.row_max, block_ops.col_max),

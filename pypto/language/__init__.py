@@ -113,6 +113,12 @@ object.__setattr__(system, "task_dummy", _dsl.task_dummy)
 object.__setattr__(system, "task_invalid", _dsl.task_invalid)
 object.__setattr__(block, "MaskPattern", _MaskPattern)  # pl.tile.MaskPattern.P0101 (gather / scatter masks)
 
+# pl.array / pl.prefetch: parser constructs (pypto/language/parser/arrays.py)
+array = _types.SimpleNamespace(create=_dsl.array_create, get_element=_dsl.array_get_element,
+                               update_element=_dsl.array_update_element)
+prefetch = _types.SimpleNamespace(make_context=_dsl.prefetch_make_context, async_prefetch=_dsl.prefetch_async_prefetch,
+                                  session=_dsl.prefetch_session, wait=_dsl.prefetch_wait)
+
 globals().update(_dsl.top_level_ops())
 
 # cross-core and system names (pl-head §3.8; pypto/language/parser/cross_core.py)
@@ -156,9 +162,9 @@ __all__ = [
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
     "UnsupportedFeatureError", "Level", "RUNTIME", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot",
-    "split", "TaskId", "at", "cluster", "dump_tag", "jit", "manual_scope", "no_dep", "pipeline", "scope", "spmd",
-    "spmd_submit", "submit", "task", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic",
-    "function", "incore", "inline",
+    "split", "TaskId", "array", "at", "cluster", "dump_tag", "jit", "manual_scope", "no_dep", "pipeline", "prefetch",
+    "scope", "spmd", "spmd_submit", "submit", "task", "static_assert", "static_print", "auto_incore", "block", "cond",
+    "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_", "AUTO", "split_aiv", "aiv_shard", "aic_gather", "tpush_to_aiv", "tpush_to_aic",
     "tpop_from_aic", "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe",

@@ -71,14 +71,27 @@ no_dep = DslHelper("no_dep", "self.kernel(pl.no_dep(t), ...): this argument of t
 dump_tag = DslHelper("dump_tag", "pl.dump_tag(t): mark t for partial argument dumps (a device debugging aid)")
 task_dummy = DslHelper("task_dummy", "pl.system.task_dummy(deps=[...]): a task without work, done when its deps are")
 task_invalid = DslHelper("task_invalid", "pl.system.task_invalid(): the 'no producer' task id")
+# pl.array / pl.prefetch (pypto/language/parser/arrays.py)
+array_create = DslHelper("array.create", "pl.array.create(n, dtype): an array of n integers / BOOLs / task ids")
+array_get_element = DslHelper("array.get_element", "pl.array.get_element(arr, i) (also arr[i])")
+array_update_element = DslHelper("array.update_element", "pl.array.update_element(arr, i, v): arr with element i "
+                                                         "set to v (arr[i] = v updates in place)")
+prefetch_make_context = DslHelper("prefetch.make_context", "pl.prefetch.make_context(): a GM->L2 prefetch context "
+                                                           "(no effect on the CPU)")
+prefetch_async_prefetch = DslHelper("prefetch.async_prefetch", "pl.prefetch.async_prefetch(tensor, ctx): start a "
+                                                               "prefetch (no effect on the CPU)")
+prefetch_session = DslHelper("prefetch.session", "pl.prefetch.session(ctx): the context's session")
+prefetch_wait = DslHelper("prefetch.wait", "pl.prefetch.wait(event, session): wait for a prefetch (true at once)")
+ARRAY_HELPERS = {h.name: h for h in (array_create, array_get_element, array_update_element, prefetch_make_context,
+                                     prefetch_async_prefetch, prefetch_session, prefetch_wait)}
 TASK_HELPERS = frozenset({"submit", "spmd_submit", "no_dep", "dump_tag", "task_dummy", "task_invalid"})
 
 static_print = DslHelper("static_print", "pl.static_print(*values): print at parse time (types of IR values)")
 static_assert = DslHelper("static_assert", "pl.static_assert(cond, msg=''): a parse-time check of a Python value")
 
-HELPERS = {h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore, at,
+HELPERS = {**{h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore, at,
                                static_print, static_assert, spmd, cluster, manual_scope, scope, pipeline, submit,
-                               spmd_submit, no_dep, dump_tag, task_dummy, task_invalid)}
+                               spmd_submit, no_dep, dump_tag, task_dummy, task_invalid)}, **ARRAY_HELPERS}
 
 
 def make_namespace(ns: str) -> types.SimpleNamespace:
@@ -91,4 +104,4 @@ def top_level_ops() -> dict[str, DslOp]:
     return {name: DslOp(f"pl.{name}", e) for name, e in NAMESPACES["pl"].items()}
 
 
-__all__ = ["HELPERS", "DslHelper", "DslOp", "make_namespace", "top_level_ops"]
+__all__ = ["ARRAY_HELPERS", "HELPERS", "DslHelper", "DslOp", "make_namespace", "top_level_ops"]

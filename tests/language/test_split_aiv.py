@@ -90,3 +90,38 @@ def f(x: pl.Tensor[[16, 16], pl.FP32]):
     t = pl.load(x, [0, 0], [16, 16])
     h = pl.aiv_shard(t)
 """)
+
+
+@pytest.mark.native
+def test_get_subblock_idx_is_the_lane_inside_a_split_region():
+    """Inside `pl.split_aiv` the body is parsed once per lane; `pl.get_subblock_idx()` is that lane."""
+    import pypto.language as pl
+    from pypto import ir
+
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 32])
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            h = pl.aiv_shard(t)
+            lane = pl.get_subblock_idx()
+            out = pl.store(pl.adds(h, pl.cast(lane, pl.FP32)), [aiv_id * 8, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        out = self.k(x, out)
+        return out
+'''
+    prog = pl.parse_program(src)
+    assert "get_subblock_idx" not in ir.python_print(prog)  # (replaced by the lane constants)
+    import numpy as np
+
+    x = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+    out = np.zeros_like(x)
+    ir.compile(prog)(x, out)
+    np.testing.assert_array_equal(out, x + (np.arange(16) >= 8)[:, None])  # lane 1 writes rows 8-15, + 1

@@ -1337,6 +1337,9 @@ def coverage_table() -> str:
 from . import op_table_catalogue as _catalogue  # noqa: E402
 
 _catalogue.install()
+from . import op_table_catalogue2 as _catalogue2  # noqa: E402  (pypto/ops/catalogue2.py)
+
+_catalogue2.install()
 
 # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
 from . import op_table_catalogue3 as _catalogue3  # noqa: E402

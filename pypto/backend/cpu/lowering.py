@@ -168,6 +168,7 @@ CPU: dict[str, Lowering] = {
     # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
     "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
     "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
+    "tpartadd": Library(ELEM), "tpartmul": Library(ELEM), "tpartmax": Library(ELEM), "tpartmin": Library(ELEM),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)

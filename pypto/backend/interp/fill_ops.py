@@ -1,6 +1,7 @@
 """Instructions that make a tile from its coordinates (pto.ttri; pto.tci is in tile_ops): no tile operands, so the
 generic reference path (operands cut from source tiles) does not apply; the registry reference
-computes the destination's valid region from the scalar operand and the attributes."""
+computes the destination's valid region from the scalar operand and the attributes. Also the partial
+binary ops (pto.tpart*), whose second operand counts only over its own valid region."""
 
 from __future__ import annotations
 
@@ -26,6 +27,21 @@ def ttri(op: Op, ins: list, dst: Tile) -> None:
     dst.arr[: dst.vr, : dst.vc] = cast_array(res, dst.arr.dtype)
 
 
-HANDLERS = {"ttri": ttri}
+def tpart(op: Op, ins: list, dst: Tile) -> None:
+    """pto.tpart*: over a's valid region, the op where b is valid too, a elsewhere (dst: a's valid region)."""
+    short = op.name.split(".", 1)[1]
+    if len(ins) != 2 or not all(isinstance(t, Tile) for t in ins):
+        raise InterpError(f"pto.{short} takes two tiles")
+    a, b = ins
+    vr, vc = a.vr, a.vc
+    bb = np.zeros((vr, vc), dtype=b.arr.dtype)
+    br, bc = min(b.vr, vr, b.rows), min(b.vc, vc, b.cols)
+    bb[:br, :bc] = b.arr[:br, :bc]
+    res = getattr(block_ops, "part_" + short[5:]).reference(a.arr[:vr, :vc], bb, valid_b=(br, bc))
+    dst.vr, dst.vc = vr, vc
+    dst.arr[:vr, :vc] = cast_array(res, dst.arr.dtype)
+
+
+HANDLERS = {"ttri": ttri, "tpartadd": tpart, "tpartmul": tpart, "tpartmax": tpart, "tpartmin": tpart}
 
 __all__ = ["HANDLERS"]

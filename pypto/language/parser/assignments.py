@@ -117,6 +117,13 @@ class AssignmentParser(ExprParser):
         return self.counts.get(name, 0) <= 1 and name not in self.nested and self.loop_depth == 0
 
     def assign_name(self, name: str, value: Any, ann: Type | None, sp: Span, node: ast.AST) -> Var | None:
+        from .arrays import ARRAY_TYPES
+
+        if isinstance(value, ARRAY_TYPES):
+            if ann is not None:
+                raise ParserTypeError(f"'{name}' is a pl.array: it takes no annotation", sp)
+            self.assign_array(name, value, sp)  # type: ignore[attr-defined]
+            return None
         if value is None and isinstance(getattr(node, "value", None), ast.Constant) and not self._python_ok(name):
             # `prev_tid = None` reassigned later (a task id carried through a loop): "no producer yet"
             from pypto.ir.task_ops import task_call
@@ -204,6 +211,11 @@ class AssignmentParser(ExprParser):
     def assign_subscript(self, tgt: ast.Subscript, value_node: ast.expr, node: ast.Assign) -> None:
         base = self.eval(tgt.value)
         sp = self.span(node)
+        from .arrays import ARRAY_TYPES
+
+        if isinstance(base, ARRAY_TYPES):
+            self.array_store(base, self.eval(tgt.slice), self.eval(value_node), sp)  # type: ignore[attr-defined]
+            return
         if not self._is_shaped(base):
             raise UnsupportedFeatureError("only tensors and tiles can be assigned into by subscript", sp)
         items = tgt.slice.elts if isinstance(tgt.slice, ast.Tuple) else [tgt.slice]

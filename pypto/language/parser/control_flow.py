@@ -15,7 +15,7 @@ from typing import Any
 
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import ForKind, LoopOrigin, ScopeKind
-from pypto.ir.expr import ConstInt, Expr, IterArg, Var, scalar_type
+from pypto.ir.expr import ConstInt, Expr, Var, scalar_type
 from pypto.ir.span import Span
 from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, seq
 from pypto.ir.types import ScalarType, Type
@@ -28,6 +28,7 @@ from ..errors import (
     SSAViolationError,
     UnsupportedFeatureError,
 )
+from .arrays import ARRAY_TYPES, ArrayParser, Slot
 from .assignments import AssignmentParser
 from .context import Binding
 from .cross_core import CrossCoreParser, split_aiv
@@ -47,9 +48,10 @@ class _YieldCtx:
     types: list[Type] | None = None
     anns: list[Type | None] | None = None
     span: Span | None = None
+    layout: list[Slot] | None = None  # user-level values -> flat IR values (a pl.array is several)
 
 
-class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
+class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser, ArrayParser):
     """Mixin: loops, ifs, `with` scopes and yields. Needs, besides what AssignmentParser needs,
     `self.yields` (the open loops and ifs that take a yield), `parse_block` and `stmt`
     (FunctionParser)."""
@@ -77,15 +79,26 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             raise InvalidOperationError("pl.yield_ must be the last statement of its block", sp)
         ctx = self.yields[-1]
         vals: list[Expr] = []
-        for i, a in enumerate(call.args):
+        layout: list[Slot] = []
+        for a in call.args:
+            v = self.eval(a)
+            if isinstance(v, ARRAY_TYPES):  # an array yields its elements
+                vals += self.array_elems(v)
+                layout.append(Slot(v.extent, v.dtype, v.task_ids))
+                continue
+            i = len(vals)
             like = None
             if ctx.types is not None and i < len(ctx.types) and isinstance(ctx.types[i], ScalarType):
                 like = ctx.types[i].dtype
-            vals.append(self.eval_ir(a, "yielded value", like))
+            vals.append(to_expr(v, self.span(a), "yielded value", like))
+            layout.append(Slot())
+        if ctx.layout is not None and layout != ctx.layout and any(s.extent for s in ctx.layout + layout):
+            raise ParserTypeError("pl.yield_ passes arrays where the other values are not arrays (or arrays of "
+                                  "another extent or dtype)", sp)
         if ctx.expected is not None and len(vals) != ctx.expected:
             raise SSAViolationError(f"pl.yield_ passes {len(vals)} values but the loop carries {ctx.expected}", sp)
-        if names is not None and len(names) != len(vals):
-            raise ParserSyntaxError(f"pl.yield_ passes {len(vals)} values into {len(names)} names", sp)
+        if names is not None and len(names) != len(layout):
+            raise ParserSyntaxError(f"pl.yield_ passes {len(layout)} values into {len(names)} names", sp)
         if ctx.kind == "if" and ctx.targets is not None:
             if names is not None and names != ctx.targets:
                 raise ParserSyntaxError(f"both branches must yield into the same names ({', '.join(ctx.targets)})",
@@ -100,6 +113,8 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             ctx.target_spans = spans
         if ctx.kind == "if" and ctx.types is None:
             ctx.types = [v.type for v in vals]
+        if ctx.layout is None:
+            ctx.layout = layout
         if ann is not None:
             ctx.anns = [ann]
         ctx.span = sp
@@ -120,6 +135,12 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             self.scopes.define(n, Binding(v, s))
             out.append(v)
         return out
+
+    def define_slots(self, ctx: _YieldCtx, types: list[Type], count: int, sp: Span, what: str) -> list[Var]:
+        """The results of a loop / yielding if; array values are regrouped under their names."""
+        if ctx.targets is not None and ctx.layout and any(s.extent is not None for s in ctx.layout):
+            return self.bind_result_slots(ctx.targets, ctx.target_spans or [sp] * len(ctx.targets), types, ctx.layout)
+        return self.define_results(ctx.targets, ctx.target_spans, types, count, sp, what)
 
     # ---- loops -------------------------------------------------------------------------------
 
@@ -182,10 +203,11 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             if not any(s.kind == "auto_incore" for s in self.scopes.stack):
                 raise ParserSyntaxError("chunk= is only allowed inside `with pl.auto_incore():`", self.span(it))
         inits: list[Expr] = []
+        layout: list[Slot] = []
         if init is not None:
             if not isinstance(init, (tuple, list)):
                 init = (init,)
-            inits = [to_expr(v, self.span(it), "init value") for v in init]
+            inits, layout = self.flatten_values(init, self.span(it), "init value")
         # target
         tgt = node.target
         iter_nodes: list[ast.expr] = []
@@ -198,8 +220,8 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
                 and isinstance(tgt.elts[1], (ast.Tuple, ast.List)):
             loop_name = tgt.elts[0]
             iter_nodes = list(tgt.elts[1].elts)
-            if len(iter_nodes) != len(inits):
-                raise ParserSyntaxError(f"{len(iter_nodes)} loop-carried names but {len(inits)} init_values",
+            if len(iter_nodes) != len(layout):
+                raise ParserSyntaxError(f"{len(iter_nodes)} loop-carried names but {len(layout)} init_values",
                                         self.span(tgt))
         else:
             raise ParserSyntaxError("loop target must be `i` or `i, (a, b, ...)`", self.span(tgt))
@@ -208,8 +230,8 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             self._check_new_name(loop_name.id, self.span(loop_name))
         scope = self.scopes.push("for_iter" if inits else "for", leaks=not inits)
         self.scopes.define(loop_name.id, Binding(loop_var, loop_var.span))
-        iter_args = self._iter_args(iter_nodes, inits)
-        ctx = _YieldCtx("loop", len(inits), types=[a.type for a in iter_args]) if inits else None
+        iter_args = self.bind_iter_slots(iter_nodes, inits, layout)
+        ctx = _YieldCtx("loop", len(inits), types=[a.type for a in iter_args], layout=layout) if inits else None
         if ctx:
             self.yields.append(ctx)
         self.loop_depth += 1
@@ -226,8 +248,7 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             assert ctx is not None
             if not body or not isinstance(body[-1], YieldStmt):
                 raise SSAViolationError("a loop with init_values must end with pl.yield_(...) of the new values", sp)
-            rets = self.define_results(ctx.targets, ctx.target_spans, [a.type for a in iter_args], len(inits), sp,
-                                       loop_name.id)
+            rets = self.define_slots(ctx, [a.type for a in iter_args], len(inits), sp, loop_name.id)
         self.emit(ForStmt(loop_var, bounds[0], bounds[1], bounds[2], tuple(iter_args), seq(body), tuple(rets),
                           kind, chunk, policy, origin, span=sp))
 
@@ -236,18 +257,6 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
         if b is not None and not b.python:
             raise SSAViolationError(f"variable '{name}' is assigned more than once (strict_ssa=True)", sp,
                                     previous_span=b.span)
-
-    def _iter_args(self, nodes: list[ast.expr], inits: list[Expr]) -> list[IterArg]:
-        out = []
-        for n, init in zip(nodes, inits):
-            if not isinstance(n, ast.Name):
-                raise ParserSyntaxError("loop-carried names must be plain names", self.span(n))
-            if self.strict_ssa:
-                self._check_new_name(n.id, self.span(n))
-            a = IterArg(n.id, init.type, init, span=self.span(n))
-            self.scopes.define(n.id, Binding(a, a.span))
-            out.append(a)
-        return out
 
     def while_iter_loop(self, node: ast.For) -> None:
         sp = self.span(node)
@@ -259,24 +268,24 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
                                     hint="for (x,) in pl.while_(init_values=(0,)):")
         if not isinstance(init, (tuple, list)):
             init = (init,)
-        inits = [to_expr(v, self.span(it), "init value") for v in init]
+        inits, layout = self.flatten_values(init, self.span(it), "init value")
         tgt = node.target
         if not isinstance(tgt, (ast.Tuple, ast.List)):
             raise ParserSyntaxError("pl.while_ unpacks its state: `for (x, y) in pl.while_(init_values=(...))`",
                                     self.span(tgt))
-        if len(tgt.elts) != len(inits):
-            raise ParserSyntaxError(f"{len(tgt.elts)} loop-carried names but {len(inits)} init_values", self.span(tgt))
+        if len(tgt.elts) != len(layout):
+            raise ParserSyntaxError(f"{len(tgt.elts)} loop-carried names but {len(layout)} init_values", self.span(tgt))
         if not node.body or not (isinstance(node.body[0], ast.Expr) and self._is_helper(node.body[0].value, "cond")):
             raise InvalidOperationError("the first statement of a pl.while_ loop must be pl.cond(condition)", sp)
         self.scopes.push("while_iter", False)
-        iter_args = self._iter_args(list(tgt.elts), inits)
+        iter_args = self.bind_iter_slots(list(tgt.elts), inits, layout)
         cond_call = node.body[0].value
         assert isinstance(cond_call, ast.Call)
         if len(cond_call.args) != 1:
             raise ParserSyntaxError("pl.cond takes one condition", self.span(cond_call))
         cond = self.eval_ir(cond_call.args[0], "while condition")
         self._check_condition(cond, cond_call.args[0])
-        ctx = _YieldCtx("loop", len(inits), types=[a.type for a in iter_args])
+        ctx = _YieldCtx("loop", len(inits), types=[a.type for a in iter_args], layout=layout)
         self.yields.append(ctx)
         self.loop_depth += 1
         try:
@@ -287,7 +296,7 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
             self.scopes.pop()
         if not body or not isinstance(body[-1], YieldStmt):
             raise SSAViolationError("a pl.while_ loop must end with pl.yield_(...) of the new state", sp)
-        rets = self.define_results(ctx.targets, ctx.target_spans, [a.type for a in iter_args], len(inits), sp, "while")
+        rets = self.define_slots(ctx, [a.type for a in iter_args], len(inits), sp, "while")
         self.emit(WhileStmt(cond, tuple(iter_args), seq(body), tuple(rets), span=sp))
 
     def _check_condition(self, cond: Expr, node: ast.expr) -> None:
@@ -326,7 +335,7 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
         then_ctx = _YieldCtx("if", None)
         then_body, then_scope = self._branch(node.body, then_ctx)
         else_body: list[Stmt] | None = None
-        else_ctx = _YieldCtx("if", None, targets=then_ctx.targets, types=then_ctx.types)
+        else_ctx = _YieldCtx("if", None, targets=then_ctx.targets, types=then_ctx.types, layout=then_ctx.layout)
         if node.orelse:
             orelse = self._elif_yield(node) if then_ctx.span else node.orelse
             else_body, _ = self._branch(orelse, else_ctx if then_ctx.span else _YieldCtx("if", None))
@@ -340,8 +349,7 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser):
         rets: list[Var] = []
         if then_yielded:
             n = len(then_body[-1].values)  # type: ignore[attr-defined]
-            rets = self.define_results(then_ctx.targets, then_ctx.target_spans, list(then_ctx.types or []), n, sp,
-                                       "if")
+            rets = self.define_slots(then_ctx, list(then_ctx.types or []), n, sp, "if")
         self.emit(IfStmt(c, seq(then_body), seq(else_body) if else_body is not None else None, tuple(rets), span=sp))
         del then_scope
 

@@ -295,6 +295,10 @@ class ExprParser(OpCaller):
     def ex_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
         sp = self.span(node)
+        from .arrays import ARRAY_TYPES
+
+        if isinstance(base, ARRAY_TYPES):
+            return self.array_get(base, self.eval(node.slice), sp)  # type: ignore[attr-defined]
         if isinstance(base, Expr):
             t = base.type
             if isinstance(t, TupleType):
@@ -385,6 +389,9 @@ class ExprParser(OpCaller):
             callee = self.eval(node.func)
         sp = self.span(node)
         if isinstance(callee, DslOp):
+            split = getattr(self, "_split", None)
+            if split is not None and callee.spelling.endswith("get_subblock_idx"):
+                return ConstInt(split.lane, DataType.INDEX)  # (inside pl.split_aiv: this lane)
             args, kwargs, nodes = self.call_args(node)
             return self.call_entry(callee.spelling, callee.entry, args, kwargs, sp, nodes)
         if isinstance(callee, DslHelper):
@@ -486,8 +493,12 @@ class ExprParser(OpCaller):
             if not cond:
                 raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
             return None
-        from ..dsl import TASK_HELPERS
+        from ..dsl import ARRAY_HELPERS, TASK_HELPERS
 
+        if h.name in ARRAY_HELPERS:
+            if h.name.startswith("array."):
+                return self.array_helper_call(h.name, node)  # type: ignore[attr-defined]
+            return self.prefetch_helper_call(h.name, node)  # type: ignore[attr-defined]
         if h.name in TASK_HELPERS:
             return self.task_helper_call(h, node)  # type: ignore[attr-defined]
         from .cross_core import HELPERS as CROSS_CORE

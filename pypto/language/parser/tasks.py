@@ -166,11 +166,11 @@ class TaskParser:
         if not isinstance(deps, (list, tuple)):
             raise ParserTypeError("deps= takes a list of task ids", sp, hint="deps=[tid, None, ...]")
         out = []
-        for d in deps:
+        for d in self.deps_entries(deps):  # type: ignore[attr-defined]  (an array: all its elements)
             if d is None:
                 continue  # "no producer"
             if not (isinstance(d, Expr) and isinstance(d.type, ScalarType) and d.type.dtype.is_int):
-                raise ParserTypeError(f"deps= entries are task ids (pl.Scalar[pl.TASK_ID]) or None, got "
+                raise ParserTypeError(f"deps= entries are task ids (pl.Scalar[pl.TASK_ID]), arrays of them or None, got "
                                       f"{self.describe(d)}", sp)
             out.append(d)
         return out

@@ -218,4 +218,31 @@ template <class D, class S> PTO_INLINE void TCVT(D& dst, const S& src, RoundMode
   }
 }
 
+// ---- partial binary ops (TPARTADD / TPARTMUL / TPARTMAX / TPARTMIN) ------------------------------------
+// Over a's valid region: F(a, b) where b is valid too, a where it is not; dst takes a's valid region.
+// Element by element in the compute type (a ragged tail is the point: no vector loop over it).
+template <class F, class D, class A, class B> PTO_INLINE void tpart(D& dst, const A& a, const B& b) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor && A::kRowMajor && B::kRowMajor);
+  const int vr = a.vr, vc = a.vc;
+  for (int r = 0; r < vr; ++r) {
+    const auto* pa = a.row(r);
+    const auto* pb = b.row(r < B::Rows ? r : 0);
+    T* o = dst.row(r);
+    const int bc = r < b.vr ? (b.vc < vc ? b.vc : vc) : 0;
+    for (int c = 0; c < vc; ++c) {
+      const auto x = to_compute(pa[c]);
+      o[c] = c < bc ? from_compute<T>(F{}(x, to_compute(pb[c]))) : from_compute<T>(x);
+    }
+  }
+  dst.vr = vr;
+  dst.vc = vc;
+}
+#define PTO_PART(NAME, OP) \
+  template <class D, class A, class B> PTO_INLINE void NAME(D& dst, const A& a, const B& b) { tpart<op::OP>(dst, a, b); }
+PTO_PART(TPARTADD, Add)
+PTO_PART(TPARTMUL, Mul)
+PTO_PART(TPARTMAX, Max)
+PTO_PART(TPARTMIN, Min)
+
 }  // namespace pto
