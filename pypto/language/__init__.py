@@ -33,6 +33,7 @@ from .annotations import InOut, Out, Scalar, Tensor, Tile, Tuple, Unknown, dynam
 from .annotations import MemRefAnn as MemRef
 from .decorators import InlineFunction, function, inline, loads, loads_program, parse, parse_program, program
 from .dsl import (  # noqa: A004
+    at,
     auto_incore,
     cond,
     const,
@@ -55,6 +56,7 @@ from .errors import (
     UndefinedVariableError,
     UnsupportedFeatureError,
 )
+from .placement import Level, Role
 
 # data types
 BOOL = DataType.BOOL
@@ -111,7 +113,7 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "Level", "Role", "at", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",
 ]

@@ -57,10 +57,11 @@ yield_ = DslHelper("yield_", "pass values out of a loop iteration or an if branc
 const = DslHelper("const", "pl.const(value, dtype): a typed literal")
 incore = DslHelper("incore", "with pl.incore(): a region outlined into an InCore kernel")
 auto_incore = DslHelper("auto_incore", "with pl.auto_incore(): a region the compiler splits into kernels")
+at = DslHelper("at", "with pl.at(level=pl.Level.CORE_GROUP): a region outlined into one device task (a kernel)")
 static_print = DslHelper("static_print", "pl.static_print(*values): print at parse time (types of IR values)")
 static_assert = DslHelper("static_assert", "pl.static_assert(cond, msg=''): a parse-time check of a Python value")
 
-HELPERS = {h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore,
+HELPERS = {h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore, at,
                                static_print, static_assert)}
 
 

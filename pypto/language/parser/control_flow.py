@@ -375,18 +375,36 @@ class ControlFlowParser(AssignmentParser):
             raise ParserSyntaxError("use exactly one context: `with pl.incore():` or `with pl.auto_incore():`", sp)
         ce = node.items[0].context_expr
         kind = None
-        if isinstance(ce, ast.Call) and not ce.args and not ce.keywords:
+        if isinstance(ce, ast.Call):
             callee = self.eval(ce.func)
-            if isinstance(callee, DslHelper) and callee.name in ("incore", "auto_incore"):
+            if isinstance(callee, DslHelper) and callee.name in ("incore", "auto_incore") and not ce.args \
+                    and not ce.keywords:
                 kind = ScopeKind.InCore if callee.name == "incore" else ScopeKind.AutoInCore
+            elif isinstance(callee, DslHelper) and callee.name == "at":
+                kind = self._at_scope(ce)
         if kind is None:
-            raise ParserSyntaxError("only `with pl.incore():` and `with pl.auto_incore():` are supported", self.span(ce))
+            raise ParserSyntaxError("only `with pl.at(level=...):`, `with pl.incore():` and `with pl.auto_incore():` "
+                                    "are supported", self.span(ce))
         self.scopes.push("auto_incore" if kind is ScopeKind.AutoInCore else "with", True)
         try:
             body = self.parse_block(node.body)
         finally:
             self.scopes.pop()
         self.emit(ScopeStmt(kind, seq(body), span=sp))
+
+    def _at_scope(self, ce: ast.Call) -> ScopeKind:
+        """`pl.at(level, role=None, *, optimizations=..., name_hint=..., ...)`: the arguments are
+        compile-time values. Every level is one task here (the CPU has no core hierarchy); the
+        scheduling hints are accepted and have no effect on the result."""
+        from pypto.language.placement import check_at_arguments
+
+        args = [self.eval(a) for a in ce.args]
+        kwargs = {k.arg: self.eval(k.value) for k in ce.keywords if k.arg is not None}
+        try:
+            check_at_arguments(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise ParserSyntaxError(f"pl.at: {e}", self.span(ce)) from None
+        return ScopeKind.InCore
 
 
 __all__ = ["ControlFlowParser"]
