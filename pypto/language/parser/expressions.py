@@ -13,10 +13,11 @@ from typing import Any
 
 from pypto.ir import expr as E
 from pypto.ir.dtype import DataType
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem
+from pypto.ir.expr import Call, ConstInt, DynVar, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.limits import dtype_problem, type_problem
 from pypto.ir.op import OpError
+from pypto.ir.rewrite import substitute
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType
 from pypto.ops.registry import Dispatch, OpDef, get_def, lookup_dsl
@@ -489,12 +490,19 @@ class ExprParser(OpCaller):
             raise ParserTypeError(f"{name}() takes {len(sig.params)} arguments, got {len(args)}", sp,
                                   hint="parameters: " + ", ".join(p.name for p in sig.params))
         conv = []
+        dyn: dict[Var, Expr] = {}
         for p, a, n in zip(sig.params, args, nodes):
             like = p.type.dtype if isinstance(p.type, ScalarType) else None
             e = to_expr(a, self.span(n), f"argument '{p.name}' of {name}()", like)
             check_compatible(p.type, e.type, self.span(n), f"argument '{p.name}' of {name}()")
+            if isinstance(p.type, ScalarType) and isinstance(e.type, ScalarType) and p.type.dtype is not e.type.dtype:
+                e = E.Cast(e, p.type.dtype, span=e.span)  # scalars convert implicitly (INT64 -> INDEX, BOOL)
+            elif isinstance(p.type, ShapedType) and isinstance(e.type, ShapedType):
+                for d, x in zip(p.type.shape, e.type.shape):
+                    if isinstance(d, DynVar) and d not in dyn:
+                        dyn[d] = x  # the callee's dynamic dim takes the argument's size here
             conv.append(e)
-        rts = sig.return_types
+        rts = [substitute(t, dyn) for t in sig.return_types] if dyn else sig.return_types
         rt = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
         return Call(GlobalVar(name), tuple(conv), (), rt, span=sp)
 
