@@ -198,6 +198,7 @@ def native_program(name: str, modules: PtoModules, keep_source_in: Path | None =
 def _signature(fn: Function, orchestration: Module | None) -> Signature:
     """The entry's parameters and results, and which parameter (or which extra output) each
     result lands in, from the task program's analysis."""
+    from pypto.ir.enums import FunctionType
     from pypto.ir.expr import ConstInt, DynVar
     from pypto.ir.types import ScalarType, TensorType
     from pypto.pto.analysis import analyze_task_program
@@ -210,11 +211,17 @@ def _signature(fn: Function, orchestration: Module | None) -> Signature:
         return tuple(d.value if isinstance(d, ConstInt) else (d.name if isinstance(d, DynVar) else "?")
                      for d in t.shape)
 
+    # a public-style Orchestration entry writes an In tensor it writes in place, as the public runtime
+    # (which passes buffer addresses) does; other entries work on a copy (the caller's array is input)
+    in_place = fn.func_type is FunctionType.Orchestration
     params = []
     for i, (p, d) in enumerate(zip(fn.params, fn.param_directions)):
         t = p.type
         if isinstance(t, TensorType):
-            params.append(Param(p.name, "tensor", t.dtype, dims(t), d.name.lower(), i in written))
+            direction = d.name.lower()
+            if direction == "in" and i in written and in_place:
+                direction = "inout"
+            params.append(Param(p.name, "tensor", t.dtype, dims(t), direction, i in written and not in_place))
         elif isinstance(t, ScalarType):
             params.append(Param(p.name, "scalar", t.dtype, (), "scalar"))
     rets: list[Param] = []  # (named and directed as Signature.load names them)

@@ -28,6 +28,7 @@ from pypto.ir.enums import (
 )
 from pypto.ir.types import MemRefType, TileView
 
+from . import compat
 from . import dsl as _dsl
 from .annotations import InOut, Out, Scalar, Tensor, Tile, Tuple, Unknown, dynamic
 from .annotations import MemRefAnn as MemRef
@@ -37,6 +38,7 @@ from .dsl import (  # noqa: A004
     auto_incore,
     cond,
     const,
+    func_attr,
     incore,
     parallel,
     range,
@@ -56,6 +58,7 @@ from .errors import (
     UndefinedVariableError,
     UnsupportedFeatureError,
 )
+from .hints import AtomicType, SplitMode, cross_core_slot, split
 from .placement import Level, Role
 
 # data types
@@ -75,9 +78,12 @@ Mem = MemorySpace
 class _Namespace(_types.SimpleNamespace):
     """`pl.block` / `pl.tensor` / `pl.system`: the namespace's ops, plus any registered op by IR name."""
 
-    def __init__(self, ns: str, ir_prefix: str):
-        super().__init__(**vars(_dsl.make_namespace(ns)))
-        object.__setattr__(self, "_ns", ns)
+    def __init__(self, ns: str, ir_prefix: str, spelled: str | None = None):
+        spaced = _dsl.make_namespace(ns)
+        if spelled is not None:  # another name of the same ops (`pl.tile` for `pl.block`): calls say which
+            spaced = _types.SimpleNamespace(**{k: _dsl.DslOp(f"{spelled}.{k}", v.entry) for k, v in vars(spaced).items()})
+        super().__init__(**vars(spaced))
+        object.__setattr__(self, "_ns", spelled or ns)
         object.__setattr__(self, "_prefix", ir_prefix)
 
     def __getattr__(self, name: str):
@@ -90,7 +96,7 @@ class _Namespace(_types.SimpleNamespace):
 
 
 block = _Namespace("pl.block", "block")
-tile = block  # the later public name of the tile level
+tile = _Namespace("pl.block", "block", spelled="pl.tile")  # the later public name of the tile level
 tensor = _Namespace("pl.tensor", "tensor")
 system = _Namespace("pl.system", "system")
 
@@ -113,7 +119,8 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "Level", "Role", "at", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "Level", "Role", "at", "AtomicType", "SplitMode", "compat", "cross_core_slot",
+    "func_attr", "split", "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_",
 ]

@@ -60,9 +60,11 @@ auto_incore = DslHelper("auto_incore", "with pl.auto_incore(): a region the comp
 at = DslHelper("at", "with pl.at(level=pl.Level.CORE_GROUP): a region outlined into one device task (a kernel)")
 static_print = DslHelper("static_print", "pl.static_print(*values): print at parse time (types of IR values)")
 static_assert = DslHelper("static_assert", "pl.static_assert(cond, msg=''): a parse-time check of a Python value")
+func_attr = DslHelper("func_attr", "pl.func_attr({...}) as a function's first statement: function metadata "
+                                   "(device hints; no effect on the CPU)")
 
 HELPERS = {h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore, at,
-                               static_print, static_assert)}
+                               static_print, static_assert, func_attr)}
 
 
 def make_namespace(ns: str) -> types.SimpleNamespace:

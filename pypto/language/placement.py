@@ -58,6 +58,10 @@ def check_at_arguments(level: Any = None, role: Any = None, **kwargs: Any) -> No
     opts = kwargs.get("optimizations")
     if opts is not None and not isinstance(opts, (list, tuple)):
         raise TypeError("optimizations= must be a list")
+    if opts is not None:
+        from .hints import check_optimizations
+
+        check_optimizations(opts)
 
 
 __all__ = ["Level", "Role", "check_at_arguments"]

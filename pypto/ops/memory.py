@@ -209,7 +209,7 @@ def _store_ref(tile, offsets, output, shapes=None, *, valid=None):
 define("block.store", [arg("tile", "tile"), arg("offsets", "shape"), arg("output_tensor", "tensor"),
                        arg("shapes", "shape", optional=True)],
        _store_rule, traits=WINDOW, reference=_store_ref, pto="tstore", pipe=PipeType.MTE3, binder=_store_binder,
-       result_reuses=2, dsl=("pl.block.store", "pl.store"),
+       result_reuses=2, dsl=("pl.block.store", "pl.store", "pl.block.l0c_store", "pl.l0c_store"),
        doc="write the tile's valid region into a DDR tensor at offsets; returns the tensor")
 
 
@@ -244,7 +244,7 @@ def _move_rule(args, kw):
 
 define("block.move", [arg("tile", "tile"), attr("target_memory", "memspace"), attr("transpose", "bool", False)],
        _move_rule, traits=LAYOUT, reference=lambda t, *, target_memory, transpose=False: t.T.copy() if transpose else t.copy(),
-       pto="tmov", pipe=PipeType.MTE1, binder=_move_binder, dsl=("pl.block.move", "pl.move"),
+       pto="tmov", pipe=PipeType.MTE1, binder=_move_binder, dsl=("pl.block.move", "pl.move", "pl.block.vec_move"),
        doc="copy a tile to another on-chip space (Mat -> Left/Right, Acc -> Vec, ...)")
 
 
@@ -411,9 +411,10 @@ def _create_rule(args, kw):
     return TensorType(shape, kw["dtype"], kw["layout"])
 
 
-define("tensor.create", [arg("shape", "shape"), attr("dtype", "dtype"), attr("layout", "layout", TensorLayout.ND)],
+define("tensor.create", [arg("shape", "shape"), attr("dtype", "dtype"), attr("layout", "layout", TensorLayout.ND),
+                         attr("manual_dep", "bool", False)],
        _create_rule, traits=Traits(ShapeClass.FILL, task_level=True),
-       reference=lambda shape, *, dtype, layout=None: np.zeros(tuple(shape), dtype.to_numpy()),
+       reference=lambda shape, *, dtype, layout=None, manual_dep=False: np.zeros(tuple(shape), dtype.to_numpy()),
        aliases=("tensor.create_tensor",),
        dsl=("pl.tensor.create", "pl.tensor.create_tensor", "pl.create_tensor"),
        doc="a new tensor (uninitialised; the CPU runtime zero-fills it)")

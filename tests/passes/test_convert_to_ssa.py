@@ -16,11 +16,11 @@ from pypto.ir.expr import Add, ConstInt, Var, scalar_type
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt
 from pypto.ir.verifier import DEFAULT_RULES, verify
 from pypto.ir.walk import make_body
+from pypto.ops.registry import tensor_ops
 from pypto.passes import PassError
 from pypto.passes.convert_to_ssa import ConvertToSSA
 from pypto.passes.ctrl_flow_transform import CtrlFlowTransform
 from pypto.passes.flatten_call_expr import FlattenCallExpr
-from pypto.ops.registry import tensor_ops
 from tests.programs.random_programs import program_texts as ssa_programs
 from tests.programs.random_programs import results, scalar_programs
 from tests.programs.roundtrip import roundtrip

@@ -74,6 +74,7 @@ B, S, U, RE, CE = Form.BINARY, Form.SCALAR, Form.UNARY, Form.ROW_EXPAND, Form.CO
 ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmul.hpp", "emitter"
 SORT = "sort.hpp"
 IDX = "indexing.hpp"
+MASK = "masks.hpp"
 
 CPU: dict[str, Lowering] = {
     # tile x tile
@@ -162,6 +163,8 @@ CPU: dict[str, Lowering] = {
     "textract": Library(MEM), "tinsert": Library(MEM),
     "tgather": Library(IDX), "tscatter": Library(IDX), "tgathermask": Library(IDX),
     "treinterpret": Library(IDX),
+    # packed predicate masks (pto/masks.hpp)
+    "tcmp.mask": Library(MASK), "tcmps.mask": Library(MASK), "tsel.mask": Library(MASK),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)

@@ -331,11 +331,18 @@ class ExprParser(OpCaller):
         if all(not isinstance(v, slice) for v in vals) and len(vals) == t.rank:
             return self.call_entry("pl.read", lookup_dsl("pl", "read"), [base, vals], {}, sp, None)
         vals += [slice(None)] * (t.rank - len(vals))
-        shape, offs = [], []
-        for d, v in zip(t.shape, vals):
-            if not isinstance(v, slice):
-                raise UnsupportedFeatureError("mixing integer indices and slices is not supported", sp,
-                                              hint="slice every axis, e.g. A[i:i + 1, 0:64]")
+        shape, offs, drop = [], [], []
+        for ax, (d, v) in enumerate(zip(t.shape, vals)):
+            if not isinstance(v, slice):  # numpy-style: an index takes that row and drops the axis
+                if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, Expr)
+                                                                     and isinstance(v.type, ScalarType))):
+                    raise ParserTypeError(f"index {v!r} of axis {ax} must be an integer or a slice", sp)
+                if isinstance(v, int) and v < 0:
+                    raise UnsupportedFeatureError("negative indices are not supported", sp)
+                offs.append(v)
+                shape.append(1)
+                drop.append(ax)
+                continue
             if v.step not in (None, 1):
                 raise UnsupportedFeatureError("slices with a step are not supported", sp)
             lo = 0 if v.start is None else v.start
@@ -348,7 +355,8 @@ class ExprParser(OpCaller):
             else:
                 zero = isinstance(lo, int) and not isinstance(lo, bool) and lo == 0
                 shape.append(hi if zero else _extent(hi, lo) or scalar_binop(E.Sub, hi, lo, sp))
-        return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], {}, sp, None)
+        kw = {"drop_dims": drop} if drop else {}
+        return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], kw, sp, None)
 
     # ---- calls -------------------------------------------------------------------------------
 
@@ -474,6 +482,19 @@ class ExprParser(OpCaller):
                                       hint="use Python values and shapes (e.g. tensor shapes from annotations)")
             if not cond:
                 raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
+            return None
+        if h.name == "func_attr":  # function metadata: device hints, checked and not used here
+            from ..hints import check_func_attrs
+
+            d = node.args[0] if len(node.args) == 1 and not node.keywords else None
+            if not isinstance(d, ast.Dict) or any(k is None for k in d.keys):
+                raise ParserSyntaxError("pl.func_attr takes one dict literal: pl.func_attr({\"split\": ...})", sp)
+            # a bare name among the values is a parameter (evaluated like any operand)
+            attrs = {self.eval(k): self.eval(v) for k, v in zip(d.keys, d.values)}  # type: ignore[arg-type]
+            try:
+                check_func_attrs(attrs)
+            except TypeError as e:
+                raise ParserTypeError(f"pl.func_attr: {e}", sp) from None
             return None
         if h.name in ("yield_", "cond"):
             raise InvalidOperationError(f"pl.{h.name}(...) is a statement; it cannot be used inside an expression",

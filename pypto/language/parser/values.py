@@ -22,7 +22,7 @@ from pypto.ir.expr import (
 from pypto.ir.node import Node
 from pypto.ir.printer import type_str
 from pypto.ir.span import Span
-from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import ScalarType, ShapedType, TileType, TupleType, Type
 
 from ..errors import ParserTypeError
 

@@ -13,5 +13,6 @@
 #include "sort.hpp"
 #include "memory.hpp"
 #include "indexing.hpp"
+#include "masks.hpp"
 #include "matmul.hpp"
 #include "sync.hpp"
