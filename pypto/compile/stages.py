@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pypto.backend.signature import Param, Signature
+from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.printer import python_print
 from pypto.passes.pass_manager import PassRecord, VerificationLevel
@@ -109,7 +110,8 @@ def generate(req: Request, lowered: Lowered) -> Generated:
         pto[f"orchestration/{safe_stem(cg.entry)}.pto"] = print_module(cg.orchestration)
     fn = lowered.program.get_function(cg.entry)
     assert fn is not None, cg.entry  # (codegen's entry is one of the program's functions)
-    sig = _signature(fn, cg.orchestration)
+    orig = req.program.get_function(cg.entry)  # (as the user wrote it: the pipeline retypes the entry)
+    sig = _signature(fn, cg.orchestration, in_place=orig is not None and orig.func_type is FunctionType.Orchestration)
     return Generated(cg.entry, MappingProxyType(dict(cg.kernels)), cg.orchestration, MappingProxyType(pto), sig,
                      time.perf_counter() - t0)
 
@@ -195,10 +197,9 @@ def native_program(name: str, modules: PtoModules, keep_source_in: Path | None =
     return build_native(asm)
 
 
-def _signature(fn: Function, orchestration: Module | None) -> Signature:
+def _signature(fn: Function, orchestration: Module | None, in_place: bool = False) -> Signature:
     """The entry's parameters and results, and which parameter (or which extra output) each
     result lands in, from the task program's analysis."""
-    from pypto.ir.enums import FunctionType
     from pypto.ir.expr import ConstInt, DynVar
     from pypto.ir.types import ScalarType, TensorType
     from pypto.pto.analysis import analyze_task_program
@@ -211,9 +212,9 @@ def _signature(fn: Function, orchestration: Module | None) -> Signature:
         return tuple(d.value if isinstance(d, ConstInt) else (d.name if isinstance(d, DynVar) else "?")
                      for d in t.shape)
 
-    # a public-style Orchestration entry writes an In tensor it writes in place, as the public runtime
-    # (which passes buffer addresses) does; other entries work on a copy (the caller's array is input)
-    in_place = fn.func_type is FunctionType.Orchestration
+    # a public-style entry (written as an Orchestration function) writes an In tensor it writes in place,
+    # as the public runtime (which passes buffer addresses) does; other entries work on a copy (the
+    # caller's array is input)
     params = []
     for i, (p, d) in enumerate(zip(fn.params, fn.param_directions)):
         t = p.type

@@ -355,6 +355,24 @@ def _vec_move(c, entry, args, kwargs, sp):
     return block_ops.move, args, {"target_memory": MemorySpace.Vec}
 
 
+def func_attr(c, node, sp: Span) -> None:
+    """`pl.func_attr({...})`: a dict literal with string keys (a bare name among the values is a
+    parameter, evaluated like any operand); device metadata, not used on the CPU."""
+    import ast
+
+    from ..errors import ParserSyntaxError
+    from ..hints import check_func_attrs
+
+    d = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if not isinstance(d, ast.Dict) or any(k is None for k in d.keys):
+        raise ParserSyntaxError("pl.func_attr takes one dict literal: pl.func_attr({\"split\": ...})", sp)
+    attrs = {c.eval(k): c.eval(v) for k, v in zip(d.keys, d.values)}
+    try:
+        check_func_attrs(attrs)
+    except TypeError as e:
+        raise ParserTypeError(f"pl.func_attr: {e}", sp) from None
+
+
 def _lookup(ns: str, name: str) -> OpDef | Dispatch:
     from pypto.ops.registry import lookup_dsl
 
@@ -365,7 +383,7 @@ def _lookup(ns: str, name: str) -> OpDef | Dispatch:
 
 _HANDLERS = {
     "load": _load, "store": _store, "l0c_store": _store, "assemble": _assemble, "slice": _slice,
-    "sel": _sel, "sels": _sels, "rem": _drop_tmp(2), "rems": _drop_tmp(2),
+    "sel": _sel, "sels": _sels, "rem": _drop_tmp(2), "rems": _drop_tmp(2), "row_expand_add": _drop_tmp(2),
     "matmul": _matmul, "matmul_acc": _matmul_acc,
     "rsqrt": lambda *a: _precision(*a, "rsqrt"), "log": lambda *a: _precision(*a, "log"),
     "recip": lambda *a: _precision(*a, "recip"), "div": lambda *a: _precision(*a, "div"),
@@ -387,4 +405,4 @@ def adapt(c, spelling: str, entry: OpDef | Dispatch, args: list, kwargs: dict, s
     return h(c, entry, list(args), dict(kwargs), sp)
 
 
-__all__ = ["Adapted", "PathKeywordError", "adapt", "is_packed_mask"]
+__all__ = ["Adapted", "PathKeywordError", "adapt", "func_attr", "is_packed_mask"]

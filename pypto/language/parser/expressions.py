@@ -484,18 +484,9 @@ class ExprParser(OpCaller):
                 raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
             return None
         if h.name == "func_attr":  # function metadata: device hints, checked and not used here
-            from ..hints import check_func_attrs
+            from .compat_calls import func_attr
 
-            d = node.args[0] if len(node.args) == 1 and not node.keywords else None
-            if not isinstance(d, ast.Dict) or any(k is None for k in d.keys):
-                raise ParserSyntaxError("pl.func_attr takes one dict literal: pl.func_attr({\"split\": ...})", sp)
-            # a bare name among the values is a parameter (evaluated like any operand)
-            attrs = {self.eval(k): self.eval(v) for k, v in zip(d.keys, d.values)}  # type: ignore[arg-type]
-            try:
-                check_func_attrs(attrs)
-            except TypeError as e:
-                raise ParserTypeError(f"pl.func_attr: {e}", sp) from None
-            return None
+            return func_attr(self, node, sp)
         if h.name in ("yield_", "cond"):
             raise InvalidOperationError(f"pl.{h.name}(...) is a statement; it cannot be used inside an expression",
                                         sp)
