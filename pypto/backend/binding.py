@@ -56,6 +56,10 @@ def bind(sig: Signature, args: tuple, kwargs: dict[str, Any]) -> BoundCall:
             values.append(None)
             continue
         a = _to_numpy(v, p)
+        if a.ndim == 1 and len(p.shape) == 1 and isinstance(p.shape[0], int) and a.shape[0] > p.shape[0]:
+            # a longer 1-D buffer than declared: its leading elements, as the public runtime (which passes
+            # the buffer's address) reads them (a March test hands a [9] config to a [7] parameter)
+            a = a[: p.shape[0]]
         binder.check(p, a)
         if p.dir in ("out", "inout") and not a.flags.writeable:
             raise ArgumentError(f"parameter '{p.name}' is written ({p.dir}) but the array passed is read-only")

@@ -436,12 +436,26 @@ class KernelCodegen:
             v = Value(self.names.fresh(r.name), pto_scalar(r.type.dtype))
             self.values[r] = v
             results.append(v)
-        for r in s.return_vars:
+        for k, r in enumerate(s.return_vars):
             if isinstance(r.type, TensorType):
-                raise CompileError("an if inside a kernel cannot choose between tensors", s.span)
+                self.join_tensor(s, k, r)
         if s.else_body is None and not idx:
             regions = regions[:1]
         self.emit(Op("scf.if", results, [cond], regions=regions))
+
+    def join_tensor(self, s: IfStmt, k: int, r: E.Var) -> None:
+        """A tensor leaving an if is fine when both branches yield the same parameter window (each
+        branch stored into it: `out = pl.store(t, offs, dst)`); choosing between windows is not."""
+        views = []
+        for body in (s.then_body, s.else_body):
+            stmts = stmt_list(body) if body is not None else []
+            y = stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
+            v = y.values[k] if y is not None and k < len(y.values) else None
+            views.append(self.views.get(v) if isinstance(v, E.Var) else None)
+        if views[0] is None or any(w is not views[0] for w in views):
+            raise CompileError("an if inside a kernel cannot choose between tensors", s.span,
+                               hint="store into the same output in both branches")
+        self.alias_tensor(r, stmt_list(s.then_body)[-1].values[k])
 
     def branch(self, body: Stmt, rets, idx: list[int]) -> list[Value]:
         stmts = stmt_list(body)

@@ -265,6 +265,14 @@ class OrchestrationCodegen:
             return
         outs = [vals[i] for i in info.return_params]
         rt = result.type
+        rts = list(rt.types) if isinstance(rt, TupleType) else [rt]
+        for k, (v, t) in enumerate(zip(outs, rts)):
+            # the kernel's result type may be more static than the buffer passed in (a [16, n] buffer
+            # into a [16, 128] parameter): the result is the same buffer, viewed with the result's type
+            if isinstance(t, TensorType) and v.type != tensor_t(t):
+                cast = Value(self.names.fresh(f"{name}_out"), tensor_t(t))
+                self.emit(Op("pto.tensor_reshape", [cast], [v, *[self.sc.expr(d, DataType.INDEX) for d in t.shape]]))
+                outs[k] = cast
         if isinstance(rt, TupleType):
             self.tuples[result] = outs
         elif outs:

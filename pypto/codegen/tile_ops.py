@@ -153,6 +153,15 @@ def _col_expand(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     cg.emit(Op("pto.tcolexpand", ins=[_operand(cg, c.args[1])], outs=[_dst(cg, c, result)]))
 
 
+def _row_expand(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    """row_expand(src) broadcasts src's column 0; row_expand(target, row_vec) (today's form) broadcasts
+    row_vec, the target giving only the shape."""
+    if len(c.args) == 1:
+        generic(cg, c, result, "pto.trowexpand")
+        return
+    cg.emit(Op("pto.trowexpand", ins=[_operand(cg, c.args[1])], outs=[_dst(cg, c, result)]))
+
+
 def _reshape(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     src = c.args[0]
     assert isinstance(src, E.Var)
@@ -305,6 +314,7 @@ _SPECIAL = {
     block_ops.reshape: _reshape,
     block_ops.expands: _expands,
     block_ops.col_expand: _col_expand,
+    block_ops.row_expand: _row_expand,
     block_ops.view: _view,
     block_ops.assemble: _assemble,
     block_ops.read: _read,

@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pypto.backend.signature import Param, Signature
+from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.printer import python_print
 from pypto.passes.pass_manager import PassRecord, VerificationLevel
@@ -109,7 +110,8 @@ def generate(req: Request, lowered: Lowered) -> Generated:
         pto[f"orchestration/{safe_stem(cg.entry)}.pto"] = print_module(cg.orchestration)
     fn = lowered.program.get_function(cg.entry)
     assert fn is not None, cg.entry  # (codegen's entry is one of the program's functions)
-    sig = _signature(fn, cg.orchestration)
+    orig = req.program.get_function(cg.entry)  # (as the user wrote it: the pipeline retypes the entry)
+    sig = _signature(fn, cg.orchestration, in_place=orig is not None and orig.func_type is FunctionType.Orchestration)
     return Generated(cg.entry, MappingProxyType(dict(cg.kernels)), cg.orchestration, MappingProxyType(pto), sig,
                      time.perf_counter() - t0)
 
@@ -195,7 +197,7 @@ def native_program(name: str, modules: PtoModules, keep_source_in: Path | None =
     return build_native(asm)
 
 
-def _signature(fn: Function, orchestration: Module | None) -> Signature:
+def _signature(fn: Function, orchestration: Module | None, in_place: bool = False) -> Signature:
     """The entry's parameters and results, and which parameter (or which extra output) each
     result lands in, from the task program's analysis."""
     from pypto.ir.expr import ConstInt, DynVar
@@ -210,11 +212,17 @@ def _signature(fn: Function, orchestration: Module | None) -> Signature:
         return tuple(d.value if isinstance(d, ConstInt) else (d.name if isinstance(d, DynVar) else "?")
                      for d in t.shape)
 
+    # a public-style entry (written as an Orchestration function) writes an In tensor it writes in place,
+    # as the public runtime (which passes buffer addresses) does; other entries work on a copy (the
+    # caller's array is input)
     params = []
     for i, (p, d) in enumerate(zip(fn.params, fn.param_directions)):
         t = p.type
         if isinstance(t, TensorType):
-            params.append(Param(p.name, "tensor", t.dtype, dims(t), d.name.lower(), i in written))
+            direction = d.name.lower()
+            if direction == "in" and i in written and in_place:
+                direction = "inout"
+            params.append(Param(p.name, "tensor", t.dtype, dims(t), direction, i in written and not in_place))
         elif isinstance(t, ScalarType):
             params.append(Param(p.name, "scalar", t.dtype, (), "scalar"))
     rets: list[Param] = []  # (named and directed as Signature.load names them)

@@ -31,6 +31,7 @@ from pypto.ir.task_ops import TaskOpRef as _TaskOpRef
 from pypto.ir.types import MemRefType, TileView
 from pypto.ops.gather_routes import MaskPattern as _MaskPattern
 
+from . import compat
 from . import dsl as _dsl
 from .annotations import InOut, Out, Scalar, Tensor, Tile, Tuple, Unknown, dynamic
 from .annotations import MemRefAnn as MemRef
@@ -42,6 +43,7 @@ from .dsl import (  # noqa: A004
     cond,
     const,
     dump_tag,
+    func_attr,
     incore,
     manual_scope,
     no_dep,
@@ -68,7 +70,8 @@ from .errors import (
     UndefinedVariableError,
     UnsupportedFeatureError,
 )
-from .placement import Level, Role, ScopeMode, SplitMode, cross_core_slot, split
+from .hints import AtomicType, SplitMode, cross_core_slot, split
+from .placement import Level, Role, ScopeMode
 
 # data types
 BOOL = DataType.BOOL
@@ -91,9 +94,12 @@ Mem = MemorySpace
 class _Namespace(_types.SimpleNamespace):
     """`pl.block` / `pl.tensor` / `pl.system`: the namespace's ops, plus any registered op by IR name."""
 
-    def __init__(self, ns: str, ir_prefix: str):
-        super().__init__(**vars(_dsl.make_namespace(ns)))
-        object.__setattr__(self, "_ns", ns)
+    def __init__(self, ns: str, ir_prefix: str, spelled: str | None = None):
+        spaced = _dsl.make_namespace(ns)
+        if spelled is not None:  # another name of the same ops (`pl.tile` for `pl.block`): calls say which
+            spaced = _types.SimpleNamespace(**{k: _dsl.DslOp(f"{spelled}.{k}", v.entry) for k, v in vars(spaced).items()})
+        super().__init__(**vars(spaced))
+        object.__setattr__(self, "_ns", spelled or ns)
         object.__setattr__(self, "_prefix", ir_prefix)
 
     def __getattr__(self, name: str):
@@ -106,7 +112,7 @@ class _Namespace(_types.SimpleNamespace):
 
 
 block = _Namespace("pl.block", "block")
-tile = block  # the later public name of the tile level
+tile = _Namespace("pl.block", "block", spelled="pl.tile")  # the later public name of the tile level
 tensor = _Namespace("pl.tensor", "tensor")
 system = _Namespace("pl.system", "system")
 object.__setattr__(system, "task_dummy", _dsl.task_dummy)
@@ -161,10 +167,10 @@ __all__ = [
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
     "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
-    "UnsupportedFeatureError", "Level", "RUNTIME", "Role", "ScopeMode", "SplitMode", "TASK_ID", "cross_core_slot",
-    "split", "TaskId", "array", "at", "cluster", "dump_tag", "jit", "manual_scope", "no_dep", "pipeline", "prefetch",
-    "scope", "spmd", "spmd_submit", "submit", "task", "static_assert", "static_print", "auto_incore", "block", "cond",
-    "const", "dynamic", "function", "incore", "inline",
+    "UnsupportedFeatureError", "AtomicType", "Level", "RUNTIME", "Role", "ScopeMode", "SplitMode", "TASK_ID",
+    "compat", "cross_core_slot", "func_attr", "split", "TaskId", "array", "at", "cluster", "dump_tag", "jit",
+    "manual_scope", "no_dep", "pipeline", "prefetch", "scope", "spmd", "spmd_submit", "submit", "task",
+    "static_assert", "static_print", "auto_incore", "block", "cond", "const", "dynamic", "function", "incore", "inline",
     "loads", "loads_program", "parallel", "parse", "parse_program", "program", "range", "system", "tensor", "tile",
     "unroll", "while_", "yield_", "AUTO", "split_aiv", "aiv_shard", "aic_gather", "tpush_to_aiv", "tpush_to_aic",
     "tpop_from_aic", "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe",

@@ -193,10 +193,21 @@ def _parse_function_node(node: ast.FunctionDef, src: Source, env: PyEnv, func_ty
 
 
 def function(fn: types.FunctionType | None = None, *, type: FunctionType = FunctionType.Opaque,  # noqa: A002
-             strict_ssa: bool = False, **options: Any) -> Any:
-    """Parse a Python function into an `ir.Function` (inside a @pl.program class: mark a method)."""
+             strict_ssa: bool = False, attrs: dict | None = None, **options: Any) -> Any:
+    """Parse a Python function into an `ir.Function` (inside a @pl.program class: mark a method).
+
+    `attrs=` is the March spelling of `pl.func_attr({...})` (device metadata: checked, no effect on
+    the CPU); it warns, as upstream does."""
     if options:
         raise InvalidType(f"pl.function got unexpected option(s) {', '.join(options)} (known: type, strict_ssa)")
+    if attrs is not None:
+        import warnings
+
+        from .hints import check_func_attrs
+
+        check_func_attrs(attrs)
+        warnings.warn("@pl.function(attrs=...) is deprecated: write pl.func_attr({...}) as the function's first "
+                      "statement", DeprecationWarning, stacklevel=2)
     if not isinstance(type, FunctionType):
         raise InvalidType(f"pl.function type= must be a pl.FunctionType, got {type!r}")
     frame_locals = _caller_locals(1)

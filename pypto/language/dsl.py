@@ -88,10 +88,12 @@ TASK_HELPERS = frozenset({"submit", "spmd_submit", "no_dep", "dump_tag", "task_d
 
 static_print = DslHelper("static_print", "pl.static_print(*values): print at parse time (types of IR values)")
 static_assert = DslHelper("static_assert", "pl.static_assert(cond, msg=''): a parse-time check of a Python value")
+func_attr = DslHelper("func_attr", "pl.func_attr({...}) as a function's first statement: function metadata "
+                                   "(device hints; no effect on the CPU)")
 
 HELPERS = {**{h.name: h for h in (range, parallel, unroll, while_, cond, yield_, const, incore, auto_incore, at,
-                               static_print, static_assert, spmd, cluster, manual_scope, scope, pipeline, submit,
-                               spmd_submit, no_dep, dump_tag, task_dummy, task_invalid)}, **ARRAY_HELPERS}
+                               static_print, static_assert, func_attr, spmd, cluster, manual_scope, scope, pipeline,
+                               submit, spmd_submit, no_dep, dump_tag, task_dummy, task_invalid)}, **ARRAY_HELPERS}
 
 
 def make_namespace(ns: str) -> types.SimpleNamespace:

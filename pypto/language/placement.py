@@ -11,11 +11,10 @@ accepted, and do not change results. `deps=`, `no_dep_args=` and `as tid` are ho
 from __future__ import annotations
 
 import enum
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
-from pypto.errors import InvalidType, InvalidValue
+from pypto.errors import InvalidType
+from pypto.language.hints import CrossCoreSlot, Split, SplitMode, check_optimizations, cross_core_slot, split  # noqa: F401  (re-exported)
 
 
 class Level(enum.IntEnum):
@@ -53,52 +52,12 @@ class ScopeMode(enum.IntEnum):
     MANUAL = 1
 
 
-class SplitMode(enum.IntEnum):
-    NONE = 0
-    UP_DOWN = 1
-    LEFT_RIGHT = 2
-
-
-@dataclass(frozen=True)
-class Split:
-    """`pl.split(mode)` in `optimizations=`: how a mixed cube + vector body is split across the
-    cores of a cluster on the device (performance only; the CPU runs the body as written)."""
-
-    mode: SplitMode
-    slot_num: int | None = None
-
-
-@dataclass(frozen=True)
-class CrossCoreSlot:
-    """`pl.cross_core_slot(slot_num=N)` in `optimizations=`: the depth of the cross-core pipe rings
-    (performance only on the device; no effect here)."""
-
-    slot_num: int
-
-
-def split(mode: SplitMode, slot_num: int | None = None) -> Split:
-    if not isinstance(mode, SplitMode):
-        raise InvalidType(f"pl.split takes a pl.SplitMode, got {mode!r}")
-    if slot_num is not None:
-        warnings.warn("pl.split(mode, slot_num=N) is deprecated: write pl.cross_core_slot(slot_num=N)",
-                      DeprecationWarning, stacklevel=2)
-    return Split(mode, slot_num)
-
-
-def cross_core_slot(*, slot_num: int) -> CrossCoreSlot:
-    if not isinstance(slot_num, int) or isinstance(slot_num, bool) or slot_num <= 0:
-        raise InvalidValue(f"pl.cross_core_slot: slot_num must be a positive int, got {slot_num!r}")
-    return CrossCoreSlot(slot_num)
-
-
 def _check_optimizations(opts: Any) -> None:
     if opts is None:
         return
     if not isinstance(opts, (list, tuple)):
         raise InvalidType("optimizations= must be a list")
-    for o in opts:
-        if not isinstance(o, (Split, CrossCoreSlot)):
-            raise InvalidType(f"optimizations= takes pl.split(mode) and pl.cross_core_slot(slot_num=N), got {o!r}")
+    check_optimizations(opts)
 
 
 _AT_KEYWORDS = frozenset({"level", "role", "optimizations", "deps", "no_dep_args", "dumps", "allow_early_resolve",

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registration)
     gather_routes,  # (after indexing / ordering: routes their spellings)
     gather_scatter,
     indexing,
+    masks,
     matmul,
     memory,
     ordering,

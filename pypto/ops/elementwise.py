@@ -13,7 +13,7 @@ from pypto.ir.dtype import DataType
 from pypto.ir.enums import CastMode, CmpType, PipeType
 
 from . import numeric as nm
-from .registry import Dispatch, add_dsl_name, arg, attr, define, unified
+from .registry import NAMESPACES, Dispatch, add_dsl_name, arg, attr, define, unified
 from .traits import elementwise
 from .typing import (
     OpError,
@@ -149,6 +149,10 @@ binary("minimum", lambda a, b: np.minimum(nm.up(a), nm.up(b)), "tmin", scalar_pt
        scalar_name="mins", tensor=True, tensor_scalar_names=("minimum_scalar", "mins"), commutative=True,
        doc="elementwise min(a, b)")
 binary("rem", nm.c_rem, "trem", scalar_pto="trems", doc="remainder with the sign of the dividend")
+# today's names of the tile x scalar max / min (pl-head §0.1: maxs / mins -> maximums / minimums)
+for _old, _new in (("maxs", "maximums"), ("mins", "minimums")):
+    add_dsl_name(f"pl.{_new}", NAMESPACES["pl"][_old])
+    add_dsl_name(f"pl.block.{_new}", NAMESPACES["pl.block"][_old])
 
 
 def _bitwise(fn):

@@ -100,8 +100,11 @@ def _load_rule(args, kw):
         if s <= 0:
             raise OpError(f"block.load: tile dimension {i} must be positive, got {s}")
         dv = static_dim(d)
-        if dv is not None and s > dv:
-            raise OpError(f"block.load: tile dimension {i} is {s} but the tensor has only {dv}")
+        vv = static_dim(valid[i]) if valid is not None else s
+        # a tile larger than the tensor is fine when the valid region fits (the rest is padding)
+        if dv is not None and s > dv and (vv is None or vv > dv):
+            raise OpError(f"block.load: tile dimension {i} is {s} but the tensor has only {dv}",
+                          hint="give a valid shape that fits the tensor (valid_shape=[...]); the rest is padding")
     _check_window("block.load", offs, valid if valid is not None else shape, t.shape)
     space = kw["target_memory"]
     if space is MemorySpace.DDR:
@@ -152,6 +155,11 @@ def _store_binder(args, kwargs):
             raise OpError(f"store got argument {k!r} twice")
         out[k] = v
     shapes, tile = out.get("shapes"), out.get("tile")
+    dst = getattr(out.get("output_tensor"), "type", None)
+    if shapes is None and isinstance(getattr(tile, "type", None), TileType) and isinstance(dst, TensorType) \
+            and tile.type.rank < dst.rank and tile.type.static_shape() is not None:
+        # a lower-rank tile into a higher-rank tensor: its dims are the trailing ones (leading dims 1)
+        shapes = out["shapes"] = [1] * (dst.rank - tile.type.rank) + list(tile.type.static_shape())
     if isinstance(shapes, (list, tuple)) and isinstance(getattr(tile, "type", None), TileType) \
             and tile.type.static_shape() == tuple(shapes):
         del out["shapes"]  # the seed form's shapes repeat the tile's shape: one IR form
@@ -201,7 +209,7 @@ def _store_ref(tile, offsets, output, shapes=None, *, valid=None):
 define("block.store", [arg("tile", "tile"), arg("offsets", "shape"), arg("output_tensor", "tensor"),
                        arg("shapes", "shape", optional=True)],
        _store_rule, traits=WINDOW, reference=_store_ref, pto="tstore", pipe=PipeType.MTE3, binder=_store_binder,
-       result_reuses=2, dsl=("pl.block.store", "pl.store"),
+       result_reuses=2, dsl=("pl.block.store", "pl.store", "pl.block.l0c_store", "pl.l0c_store"),
        doc="write the tile's valid region into a DDR tensor at offsets; returns the tensor")
 
 
@@ -236,7 +244,7 @@ def _move_rule(args, kw):
 
 define("block.move", [arg("tile", "tile"), attr("target_memory", "memspace"), attr("transpose", "bool", False)],
        _move_rule, traits=LAYOUT, reference=lambda t, *, target_memory, transpose=False: t.T.copy() if transpose else t.copy(),
-       pto="tmov", pipe=PipeType.MTE1, binder=_move_binder, dsl=("pl.block.move", "pl.move"),
+       pto="tmov", pipe=PipeType.MTE1, binder=_move_binder, dsl=("pl.block.move", "pl.move", "pl.block.vec_move"),
        doc="copy a tile to another on-chip space (Mat -> Left/Right, Acc -> Vec, ...)")
 
 

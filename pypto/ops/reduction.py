@@ -216,8 +216,9 @@ def _both(name: str, params, rule, ref, pto: str, doc: str, traits: Traits, broa
     unified(name, tensor=tensor, tile=tile, doc=doc)
 
 
-_both("row_expand", lambda k: [arg("input", k)], _row_expand_rule,
-      lambda a: np.broadcast_to(a[..., :1], a.shape).copy(), "trowexpand", "dst[i, j] = src[i, 0]",
+_both("row_expand", lambda k: [arg("input", k), arg("row_vec", k, optional=True)], _row_expand_rule,
+      lambda a, v=None: np.broadcast_to((a if v is None else v)[..., :1], a.shape).copy(), "trowexpand",
+      "row_expand(src): dst[i, j] = src[i, 0]; row_expand(target, row_vec): row_vec[i, 0] in target's shape",
       Traits(ShapeClass.ROW_EXPAND, row_local=True))
 for _name, (_fn, _pto, _op) in _ROW_EXPAND.items():
     _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _vec_ref(_fn), _pto,

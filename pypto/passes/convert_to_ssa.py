@@ -48,9 +48,11 @@ class ConvertToSSA(FunctionPass):
     final yield — after the user's own iter_args. A variable assigned in a branch of an if and read
     after it becomes a return var of the if, both branches ending in a yield (a branch that does
     not assign it yields the value from before the if). Variables used only inside a construct stay
-    local to it. `with` scopes are transparent. A variable first assigned inside a for loop and read
-    after it is carried with a placeholder init (a zero scalar, `tensor.create` / `block.create_tile`)
-    when the loop provably runs at least once and assigns it on every path.
+    local to it. `with` scopes are transparent. A variable first assigned inside a loop and read after
+    it is carried with an init of the buffer it aliases when every assignment writes one buffer from
+    outside the loop (`out = pl.store(t, offs, c)` starts as c), else, in a for loop that assigns it
+    on every path, with a placeholder init (a zero scalar, `tensor.create` / `block.create_tile`): its
+    value after a loop that did not run is undefined, as in the public project.
     Errors (PassError at the construct): a variable read after an if that assigns it in one branch
     only (and not before); read after a loop that may not assign it; read in a loop before its
     first assignment; read where it has no value; break/continue present.
@@ -269,6 +271,24 @@ class _Builder:
                                                      span=e_y.span if e_y is not None else s.span)])
         return [IfStmt(cond, then_body, else_body, tuple(rvs), span=s.span)]
 
+    def aliased_init(self, s: ForStmt | WhileStmt, v: Var) -> Expr | None:
+        """The value v has before the loop when every assignment in the body writes one buffer from
+        outside it (`out = pl.store(t, offs, c)`: out is c's buffer): that buffer, else None."""
+        assigned = assigned_vars(s.body)
+        base = None
+        for st in walk_stmts(s.body):
+            if not (isinstance(st, AssignStmt) and st.var is v):
+                continue
+            val = st.value
+            k = getattr(getattr(val, "op", None), "result_reuses", None)
+            if k is None or k >= len(val.args):
+                return None
+            src = val.args[k]
+            if not isinstance(src, Var) or src in assigned or src not in self.env or base not in (None, src):
+                return None
+            base = src
+        return self.env[base] if base is not None else None
+
     def loop(self, s: ForStmt | WhileStmt) -> list[Stmt]:
         is_for = isinstance(s, ForStmt)
         bounds = [self.rn(e, s.span) for e in (s.start, s.stop, s.step)] if isinstance(s, ForStmt) else []
@@ -285,7 +305,13 @@ class _Builder:
                 raise PassError(f"variable '{v.name}' is read in this {what} before it is assigned{_line(v)}, so the "
                                 "first iteration has no value for it", s.span,
                                 hint=f"assign '{v.name}' before the loop")
-            if not (isinstance(s, ForStmt) and _trips_at_least_once(s) and v in must_define(s.body)):
+            alias = self.aliased_init(s, v)
+            if alias is not None:
+                inits.append(alias)
+                continue
+            # the public parser accepts a for loop that assigns the variable on every path even when it may
+            # not run: the value after a loop that did not run is then undefined (a placeholder)
+            if not (isinstance(s, ForStmt) and v in must_define(s.body)):
                 raise PassError(f"variable '{v.name}' is assigned inside this {what}{_line(v)} and used after it, but "
                                 "it has no value if the loop does not run (or does not assign it)", s.span,
                                 hint=f"assign '{v.name}' before the loop")

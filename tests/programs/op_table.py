@@ -252,6 +252,23 @@ for _cmp in CmpType:
 for _cmp in (CmpType.LT, CmpType.GE, CmpType.EQ):
     CASES.append(Case("block.cmps", ("a", "s"), call=f"pl.block.cmps({{0}}, {{1}}, cmp_type={_cmp.value})",
                       kw={"cmp_type": _cmp}, id=f"cmps_{_cmp.name.lower()}"))
+# packed predicate masks (pypto/ops/masks.py), read back through the select that consumes them
+_CMP_NP = {CmpType.EQ: np.equal, CmpType.NE: np.not_equal, CmpType.LT: np.less, CmpType.LE: np.less_equal,
+           CmpType.GT: np.greater, CmpType.GE: np.greater_equal}
+for _cmp in CmpType:
+    CASES.append(Case("block.cmp_mask", ("a", "b"), kw={"cmp_type": _cmp}, id=f"cmp_mask_{_cmp.name.lower()}",
+                      call=f"pl.block.sel_mask(pl.block.cmp_mask({{0}}, {{1}}, cmp_type={_cmp.value}), {{0}}, {{1}})",
+                      expect=lambda args, vr, vc, dt, _f=_CMP_NP[_cmp]: np.where(_f(args[0], args[1]), args[0], args[1])))
+for _cmp in (CmpType.LT, CmpType.GE):
+    CASES.append(Case("block.cmps_mask", ("a", "s"), kw={"cmp_type": _cmp}, id=f"cmps_mask_{_cmp.name.lower()}",
+                      call=f"pl.block.sel_mask(pl.block.cmps_mask({{0}}, {{1}}, cmp_type={_cmp.value}), {{0}}, "
+                           f"pl.block.neg({{0}}))",
+                      expect=lambda args, vr, vc, dt, _f=_CMP_NP[_cmp]: np.where(
+                          _f(args[0], np.asarray(args[1]).astype(args[0].dtype)), args[0], -args[0])))
+CASES.append(Case("block.sel_mask", ("a", "b", "c"), probe=("mask8", "a", "b"),
+                  call="pl.block.sel_mask(pl.block.cmp_mask({0}, {1}, cmp_type=4), {2}, {1}, "
+                       "pl.block.create_tile([1, 32], dtype=pl.UINT8))",
+                  expect=lambda args, vr, vc, dt: np.where(args[0] > args[1], args[2], args[1])))
 CASES += [
     Case("block.exp", ("a",), tol=("ulp", 2)),
     Case("block.log", ("pos",), tol=("ulp", 2)),
@@ -781,6 +798,7 @@ _PROBE_ARG: dict[str, Callable[[DataType, Level], Any]] = {
     "sf": lambda dt, lv: ConstFloat(1.5),
     "sbig": lambda dt, lv: _scalar(dt),
     "mode": lambda dt, lv: ConstInt(1, DataType.INT32),
+    "mask8": lambda dt, lv: _tile(DataType.UINT8, (R, 32)),  # a packed predicate mask of [R, C] tiles
     "fp32": lambda dt, lv: _tile(DataType.FP32),
     "fp16": lambda dt, lv: _tile(DataType.FP16),
     "i32": lambda dt, lv: _tile(DataType.INT32),
@@ -849,8 +867,8 @@ def dtypes_of(case: Case | TCase) -> tuple[str, ...]:
 
 
 # rows whose result is not the op's own (the op is wrapped, or yields a scalar / nothing): input dtype
-_SAME_DTYPE = {"block.get_block_idx", "block.get_block_num", "block.read", "block.write", "block.load", "tensor.read", "tensor.write",
-               "tensor.dim", "tensor.create"}
+_SAME_DTYPE = {"block.get_block_idx", "block.get_block_num", "block.read", "block.write", "block.load", "tensor.read",
+               "tensor.write", "tensor.dim", "tensor.create", "block.cmp_mask", "block.cmps_mask"}
 
 
 def out_dtype(case: Case | TCase, dt: str) -> str:
@@ -879,7 +897,7 @@ SHARDS = {
     "add_sub": ("add", "sub", "addc", "subc", "addsc", "subsc"),
     "mul_div": ("mul", "div", "rem"),
     "unary": ("abs", "neg", "relu", "lrelu", "prelu", "exp", "log", "recip", "rsqrt", "sqrt"),
-    "compare": ("cmp", "cmps", "sel", "sels", "maximum", "minimum"),
+    "compare": ("cmp", "cmps", "sel", "sels", "maximum", "minimum", "cmp_mask", "cmps_mask", "sel_mask"),
     "bitwise": ("and_", "or_", "xor", "xors", "not_", "shl", "shr"),
     "math": ("softplus", "tanh", "sin", "cos", "exp2", "expm1", "log2", "log10", "log1p", "floor", "ceil", "trunc",
              "rint"),

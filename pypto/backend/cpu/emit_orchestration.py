@@ -136,8 +136,8 @@ class OrchestrationEmitter(FuncEmitter):
         nd = len(t.shape)
         offs, sizes = rest[:nd], rest[nd:]
         n = self.name(r)
-        if op.attrs.get("valid"):
-            self.valid_slices.add(id(r))
+        # (a window running past the tensor is cut back to it: a kernel then sees at most its extent)
+        self.valid_slices.add(id(r))
         self.line(f"pto_tensor {n};")
         self.line(f"{{ const int64_t off[] = {self._ints(offs)}; const int64_t sz[] = {self._ints(sizes)};")
         self.line(f"  if (!glue::slice(&{self.name(src)}, {nd}, off, sz, &{n})) return glue::fail(api, rt, "

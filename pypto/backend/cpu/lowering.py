@@ -75,6 +75,7 @@ ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmu
 SORT = "sort.hpp"
 IDX = "indexing.hpp"
 GS = "gather_sort.hpp"
+MASK = "masks.hpp"
 
 CPU: dict[str, Lowering] = {
     # tile x tile
@@ -169,6 +170,8 @@ CPU: dict[str, Lowering] = {
     "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
     "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
     "tpartadd": Library(ELEM), "tpartmul": Library(ELEM), "tpartmax": Library(ELEM), "tpartmin": Library(ELEM),
+    # packed predicate masks (pto/masks.hpp)
+    "tcmp.mask": Library(MASK), "tcmps.mask": Library(MASK), "tsel.mask": Library(MASK),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)

@@ -53,8 +53,10 @@ class ProgramExecutor(Executor):
         src = self.tensor(g["source"][0])
         sizes = [int(x) for x in self.vals(g["sizes"])]
         _check_shape(t, sizes, "pto.tensor_slice")
-        self.env[op.results[0]] = window(src, [int(x) for x in self.vals(g["offsets"])], sizes,
-                                         "pto.tensor_slice")
+        offs = [int(x) for x in self.vals(g["offsets"])]
+        # a window running past the tensor's end is cut back to it (as the native runtime does)
+        sizes = [min(s, d - o) if 0 <= o <= d else s for o, s, d in zip(offs, sizes, src.shape)]
+        self.env[op.results[0]] = window(src, offs, sizes, "pto.tensor_slice")
 
     def op_reshape(self, op: Op) -> None:
         t = _result_tensor(op)

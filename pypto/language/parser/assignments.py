@@ -17,6 +17,7 @@ from pypto.ir.structural import structural_equal
 from pypto.ir.types import MemRefType, ScalarType, TileType, TupleType, Type
 from pypto.ops.registry import block_ops, lookup_dsl
 
+from ..annotations import TileAnn
 from ..dsl import DslHelper, DslOp
 from ..errors import (
     ParserError,
@@ -78,7 +79,12 @@ class AssignmentParser(ExprParser):
         if isinstance(t, MemRefType):
             self.memref_def(node)
             return
-        self.assign_name(node.target.id, self.eval(node.value), t, self.span(node.target), node)
+        value = self.eval(node.value)
+        if isinstance(ann, TileAnn) and ann.memory_space is None and ann.memref is None \
+                and isinstance(t, TileType) and isinstance(getattr(value, "type", None), TileType):
+            # `pl.Tile[[M, N], dt]` names no memory space: the value's space fills the gap
+            t = replace(t, memory_space=value.type.memory_space)
+        self.assign_name(node.target.id, value, t, self.span(node.target), node)
 
     def st_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):

@@ -13,10 +13,11 @@ from typing import Any
 
 from pypto.ir import expr as E
 from pypto.ir.dtype import DataType
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem
+from pypto.ir.expr import Call, ConstInt, DynVar, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.limits import dtype_problem, type_problem
 from pypto.ir.op import OpError
+from pypto.ir.rewrite import substitute
 from pypto.ir.span import Span
 from pypto.ir.task_ops import TaskOpRef
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType
@@ -335,11 +336,18 @@ class ExprParser(OpCaller):
         if all(not isinstance(v, slice) for v in vals) and len(vals) == t.rank:
             return self.call_entry("pl.read", lookup_dsl("pl", "read"), [base, vals], {}, sp, None)
         vals += [slice(None)] * (t.rank - len(vals))
-        shape, offs = [], []
-        for d, v in zip(t.shape, vals):
-            if not isinstance(v, slice):
-                raise UnsupportedFeatureError("mixing integer indices and slices is not supported", sp,
-                                              hint="slice every axis, e.g. A[i:i + 1, 0:64]")
+        shape, offs, drop = [], [], []
+        for ax, (d, v) in enumerate(zip(t.shape, vals)):
+            if not isinstance(v, slice):  # numpy-style: an index takes that row and drops the axis
+                if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, Expr)
+                                                                     and isinstance(v.type, ScalarType))):
+                    raise ParserTypeError(f"index {v!r} of axis {ax} must be an integer or a slice", sp)
+                if isinstance(v, int) and v < 0:
+                    raise UnsupportedFeatureError("negative indices are not supported", sp)
+                offs.append(v)
+                shape.append(1)
+                drop.append(ax)
+                continue
             if v.step not in (None, 1):
                 raise UnsupportedFeatureError("slices with a step are not supported", sp)
             lo = 0 if v.start is None else v.start
@@ -352,7 +360,8 @@ class ExprParser(OpCaller):
             else:
                 zero = isinstance(lo, int) and not isinstance(lo, bool) and lo == 0
                 shape.append(hi if zero else _extent(hi, lo) or scalar_binop(E.Sub, hi, lo, sp))
-        return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], {}, sp, None)
+        kw = {"drop_dims": drop} if drop else {}
+        return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], kw, sp, None)
 
     # ---- calls -------------------------------------------------------------------------------
 
@@ -493,6 +502,10 @@ class ExprParser(OpCaller):
             if not cond:
                 raise InvalidOperationError(f"static assertion failed{': ' + str(msg) if msg else ''}", sp)
             return None
+        if h.name == "func_attr":  # function metadata: device hints, checked and not used here
+            from .compat_calls import func_attr
+
+            return func_attr(self, node, sp)
         from ..dsl import ARRAY_HELPERS, TASK_HELPERS
 
         if h.name in ARRAY_HELPERS:
@@ -520,12 +533,19 @@ class ExprParser(OpCaller):
             raise ParserTypeError(f"{name}() takes {len(sig.params)} arguments, got {len(args)}", sp,
                                   hint="parameters: " + ", ".join(p.name for p in sig.params))
         conv = []
+        dyn: dict[Var, Expr] = {}
         for p, a, n in zip(sig.params, args, nodes):
             like = p.type.dtype if isinstance(p.type, ScalarType) else None
             e = to_expr(a, self.span(n), f"argument '{p.name}' of {name}()", like)
             check_compatible(p.type, e.type, self.span(n), f"argument '{p.name}' of {name}()")
+            if isinstance(p.type, ScalarType) and isinstance(e.type, ScalarType) and p.type.dtype is not e.type.dtype:
+                e = E.Cast(e, p.type.dtype, span=e.span)  # scalars convert implicitly (INT64 -> INDEX, BOOL)
+            elif isinstance(p.type, ShapedType) and isinstance(e.type, ShapedType):
+                for d, x in zip(p.type.shape, e.type.shape):
+                    if isinstance(d, DynVar) and d not in dyn:
+                        dyn[d] = x  # the callee's dynamic dim takes the argument's size here
             conv.append(e)
-        rts = sig.return_types
+        rts = [substitute(t, dyn) for t in sig.return_types] if dyn else sig.return_types
         rt = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
         return Call(GlobalVar(name), tuple(conv), (), rt, span=sp)
 

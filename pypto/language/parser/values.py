@@ -22,7 +22,7 @@ from pypto.ir.expr import (
 from pypto.ir.node import Node
 from pypto.ir.printer import type_str
 from pypto.ir.span import Span
-from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import ScalarType, ShapedType, TileType, TupleType, Type
 
 from ..errors import ParserTypeError
 
@@ -132,9 +132,8 @@ def check_compatible(declared: Type, actual: Type, span: Span, what: str) -> Non
                     if _dims_conflict(d, a):
                         raise ParserTypeError(f"{what}: declared valid shape differs from the value's "
                                               f"({type_str(actual)})", span)
-        if isinstance(declared, TensorType) and isinstance(actual, TensorType) and declared.layout is not actual.layout:
-            raise ParserTypeError(f"{what}: declared layout {declared.layout.name} but the value is "
-                                  f"{actual.layout.name}", span)
+        # layouts are not compared: the public parser accepts a DN tensor where ND is declared (the
+        # layout is how the data is read, a kernel's load says how it reads it)
 
 
 def _dims_conflict(d: Expr, a: Expr) -> bool:

@@ -137,11 +137,14 @@ def test_orchestration_errors_are_located():
     c0, c3, c6 = Value("c0", INDEX), Value("c3", INDEX), Value("c6", INDEX)
     consts = [Op("arith.constant", [v], attrs={"value": n}) for v, n in ((c0, 0), (c3, 3), (c6, 6))]
     s = Value("s", TensorT((3, 6), "f32"))
-    bad_slice = Op("pto.tensor_slice", [s], [t, c3, c0, c3, c6])
+    # a window running past the end is cut back to the tensor (rows 3..4 here); one starting past it fails
+    run_program({}, _orch(consts + [Op("pto.tensor_slice", [s], [t, c3, c0, c3, c6])], [t]), "main",
+                [np.zeros((4, 8), np.float32)])
+    bad_slice = Op("pto.tensor_slice", [s], [t, c6, c0, c3, c6])
     with pytest.raises(InterpError) as ei:
         run_program({}, _orch(consts + [bad_slice], [t]), "main", [np.zeros((4, 8), np.float32)])
     assert ei.value.func == "main" and "pto.tensor_slice" in ei.value.where
-    assert "window [3, 6) of axis 0 is out of range for extent 4" in str(ei.value)
+    assert "window [6, 9) of axis 0 is out of range for extent 4" in str(ei.value)
 
     x = Value("x", ScalarT("f32"))
     bad_read = Op("pto.tensor_read", [x], [t, c0, c6])

@@ -151,9 +151,14 @@ inline const char* fmt_dims(char* buf, int cap, int n, const long* v) {
 // ---- task-program helpers ------------------------------------------------------------------
 
 inline bool slice(const pto_tensor* base, int nd, const int64_t* off, const int64_t* sz, pto_tensor* out) {
-  for (int k = 0; k < nd; ++k)
-    if (off[k] < 0 || sz[k] < 0 || off[k] + sz[k] > base->shape[k]) return false;
-  *out = pto_tensor_slice(base, off, sz);
+  // a window running past the tensor's end is cut back to it (the public runtime's views are addresses:
+  // a task reading only the part that exists works); a window starting outside the tensor is an error
+  int64_t cut[PTO_MAX_DIMS];
+  for (int k = 0; k < nd; ++k) {
+    if (off[k] < 0 || sz[k] < 0 || off[k] > base->shape[k]) return false;
+    cut[k] = off[k] + sz[k] > base->shape[k] ? base->shape[k] - off[k] : sz[k];
+  }
+  *out = pto_tensor_slice(base, off, cut);
   return true;
 }
 

@@ -14,5 +14,6 @@
 #include "memory.hpp"
 #include "indexing.hpp"
 #include "gather_sort.hpp"
+#include "masks.hpp"
 #include "matmul.hpp"
 #include "sync.hpp"
