@@ -117,7 +117,8 @@ tensor = _Namespace("pl.tensor", "tensor")
 system = _Namespace("pl.system", "system")
 object.__setattr__(system, "task_dummy", _dsl.task_dummy)
 object.__setattr__(system, "task_invalid", _dsl.task_invalid)
-object.__setattr__(block, "MaskPattern", _MaskPattern)  # pl.tile.MaskPattern.P0101 (gather / scatter masks)
+for _ns in (block, tile):  # pl.tile.MaskPattern.P0101 (gather / scatter masks)
+    object.__setattr__(_ns, "MaskPattern", _MaskPattern)
 
 # pl.array / pl.prefetch: parser constructs (pypto/language/parser/arrays.py)
 array = _types.SimpleNamespace(create=_dsl.array_create, get_element=_dsl.array_get_element,

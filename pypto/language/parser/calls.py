@@ -14,7 +14,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ops.registry import REQUIRED, Dispatch, OpDef, Param, Router
 
 from ..errors import ParserTypeError
-from .compat_calls import Adapted, adapt
+from .compat_calls import _Adapted, adapt
 from .values import const_for, is_number, python_value, scalar_binop, scalar_dtype, to_expr
 
 _SCALAR_EXPRS = {"abs": E.Abs, "max": E.Max, "min": E.Min, "xor": E.Xor, "cast": E.Cast}
@@ -40,7 +40,7 @@ class OpCaller:
                 sp: Span) -> Any:
         try:  # the generations' changed call forms (compat_calls.py, docs/compat.md)
             entry, args, kwargs = adapt(self, spelling, entry, args, kwargs, sp)
-        except Adapted as done:
+        except _Adapted as done:
             return done.value
         if isinstance(entry, Router):  # a spelling with several call forms (pypto/ops/gather_scatter.py)
             return entry.route(args, kwargs, lambda e, a, k: self.call_op(spelling, e, list(a), dict(k), sp))

@@ -30,7 +30,7 @@ class PathKeywordError(ParserTypeError, TypeError):
     today's API raises it, located at the call."""
 
 
-class Adapted(Exception):
+class _Adapted(Exception):
     """Carries a finished expression out of a handler (the call became several ops)."""
 
     def __init__(self, value: Any) -> None:
@@ -121,7 +121,7 @@ def _store(c, entry, args, kwargs, sp):
     tt = _t(tile)
     cur = c.build_op(block_ops.load, [out, offs, list(tt.shape)], {"valid_shapes": list(tt.valid_shape)}, sp)
     total = c.call_op("pl.add", _lookup("pl", "add"), [cur, tile], {}, sp)
-    raise Adapted(c.build_op(block_ops.store, [total, offs, out], {}, sp))
+    raise _Adapted(c.build_op(block_ops.store, [total, offs, out], {}, sp))
 
 
 def _assemble(c, entry, args, kwargs, sp):
@@ -162,7 +162,7 @@ def _slice(c, entry, args, kwargs, sp):
         out = c.call_op("pl.fillpad", _lookup("pl", "fillpad"), [out], {"pad_value": _pad_value(pad, sp)}, sp)
     if drop:
         out = _drop_dims(c, out, list(drop), sp)
-    raise Adapted(out)
+    raise _Adapted(out)
 
 
 def _pad_value(v: Any, sp: Span) -> Any:
@@ -247,7 +247,7 @@ def _sels(c, entry, args, kwargs, sp):
     _scratch(tmp, sp, "sels")
     fill = c.build_op(block_ops.expands, [src, scalar], {}, sp)
     op = block_ops.sel_mask if is_packed_mask(mask, src) else block_ops.sel
-    raise Adapted(c.build_op(op, [mask, src, fill], {}, sp))
+    raise _Adapted(c.build_op(op, [mask, src, fill], {}, sp))
 
 
 def _drop_tmp(position: int):
@@ -301,10 +301,10 @@ def _matmul_acc(c, entry, args, kwargs, sp):
         cond = init if init.type.dtype is DataType.BOOL else scalar_binop(E.Ne, init, 0, sp)
         fresh = _matmul_init(c, args, kwargs, sp)
         acc = c.call_op("pl.matmul_acc", entry, args, kwargs, sp)
-        raise Adapted(_if_value(c, cond, fresh, acc, sp))
+        raise _Adapted(_if_value(c, cond, fresh, acc, sp))
     if not init:
         return entry, args, kwargs
-    raise Adapted(_matmul_init(c, args, kwargs, sp))  # acc = lhs @ rhs, overwritten
+    raise _Adapted(_matmul_init(c, args, kwargs, sp))  # acc = lhs @ rhs, overwritten
 
 
 def _matmul_init(c, args: list, kwargs: dict, sp: Span) -> Any:
@@ -334,9 +334,10 @@ def _if_value(c, cond: E.Expr, then_value: E.Expr, else_value: E.Expr, sp: Span)
 
 
 def _create_tensor(c, entry, args, kwargs, sp):
-    init = python_value(kwargs.pop("init_value", None))
-    if init is None or (not isinstance(init, E.Expr) and init == 0):
-        return entry, args, kwargs  # (a new tensor is zero-filled here)
+    init = python_value(kwargs.get("init_value"))
+    if not isinstance(init, E.Expr):
+        return entry, args, kwargs  # (a number: tensor.create's own init_value attribute fills it)
+    kwargs.pop("init_value")
     if kwargs.get("manual_dep"):
         raise ParserTypeError("create_tensor: init_value= with manual_dep=True is not supported here", sp)
     kwargs.pop("manual_dep", None)
@@ -346,7 +347,7 @@ def _create_tensor(c, entry, args, kwargs, sp):
     dt = got.get("dtype")
     if init != 0 and dt in (DataType.FP16, DataType.BF16):
         raise ParserTypeError("create_tensor: a nonzero init_value is not supported for FP16 / BF16", sp)
-    raise Adapted(c.build_op(tensor_ops.full, [got.get("shape")], {"dtype": dt, "value": init}, sp))
+    raise _Adapted(c.build_op(tensor_ops.full, [got.get("shape")], {"dtype": dt, "value": init}, sp))
 
 
 def _vec_move(c, entry, args, kwargs, sp):
@@ -392,7 +393,7 @@ _HANDLERS = {
 
 
 def adapt(c, spelling: str, entry: OpDef | Dispatch, args: list, kwargs: dict, sp: Span):
-    """(entry, args, kwargs) to bind for this call, or Adapted(expression) raised with the result."""
+    """(entry, args, kwargs) to bind for this call, or _Adapted(expression) raised with the result."""
     short = spelling.rsplit(".", 1)[1]
     if short in ("cmp", "cmps"):
         return _cmp(c, entry, list(args), dict(kwargs), sp, spelling)
@@ -405,4 +406,4 @@ def adapt(c, spelling: str, entry: OpDef | Dispatch, args: list, kwargs: dict, s
     return h(c, entry, list(args), dict(kwargs), sp)
 
 
-__all__ = ["Adapted", "PathKeywordError", "adapt", "func_attr", "is_packed_mask"]
+__all__ = ["_Adapted", "PathKeywordError", "adapt", "func_attr", "is_packed_mask"]
