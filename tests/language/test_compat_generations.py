@@ -12,7 +12,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ops.masks import mask_width, pack_bits, unpack_bits
 from pypto.runtime import RunConfig
-from tests.language.test_compat_calls import PLATFORMS, A, B, compile_, kernel, run
+from tests.programs.compat_kernels import PLATFORMS, A, B, compile_, kernel, run
 
 
 def _ops(src: str) -> set[str]:

@@ -10,7 +10,7 @@ import pypto.language as pl
 from pypto.ir.enums import PadValue
 from pypto.ops.memory import pad_scalar
 from pypto.runtime import RunConfig
-from tests.language.test_compat_calls import PLATFORMS, RNG, compile_
+from tests.programs.compat_kernels import PLATFORMS, RNG, compile_
 
 M = pl.dynamic("M")
 N = pl.dynamic("N")

@@ -12,7 +12,7 @@ from pypto.runtime import ChipWorker, RunConfig, benchmark
 
 pytestmark = pytest.mark.native
 
-from tests.language.test_jit import add, copy_dyn, deps_entry, scale_rows  # noqa: E402
+from tests.programs.jit_kernels import add, copy_dyn, deps_entry, scale_rows  # noqa: E402
 
 
 @pytest.mark.parametrize("platform", ["cpu", "a2a3sim", "a5"])
