@@ -27,6 +27,7 @@ from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op
 
 from .errors import InterpError
+from .batch_ops import HANDLERS as BATCH_HANDLERS
 from .fill_ops import HANDLERS as FILL_HANDLERS
 from .values import DTYPES, Tile, cast_array, compute_dtype
 
@@ -359,6 +360,7 @@ HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
     "tsetval": tsetval,
 }
 HANDLERS.update(FILL_HANDLERS)  # ttri (fill_ops.py)
+HANDLERS.update(BATCH_HANDLERS)  # tbatchmatmul (batch_ops.py)
 
 
 # instructions the kernel executor runs itself (interp/kernel.py: DDR windows, flags, element reads)

@@ -1,0 +1,45 @@
+"""pto.tbatchmatmul(.acc): the batched matmul on 2-D tiles (rows = the product of the leading dims).
+The batch split is recovered from the static shapes as the C++ does (pto/matmul.hpp): K = lhs cols,
+rhs batches = rhs rows / K, M = dst rows / that; then the registry reference runs on 3-D views."""
+
+from __future__ import annotations
+
+from pypto.ops.registry import block_ops
+from pypto.pto.model import Op
+
+from .errors import InterpError
+from .values import Tile, cast_array
+
+
+def _split(short: str, a: Tile, b: Tile, dst: Tile) -> tuple[int, int, int]:
+    k = a.cols
+    if b.rows % k:
+        raise InterpError(f"pto.{short}: rhs rows {b.rows} are not a multiple of lhs cols {k}")
+    nb = b.rows // k
+    m = dst.rows // nb if nb > 1 else dst.rows
+    if dst.rows % nb or a.rows % m or (a.rows // m not in (1, nb) and nb != 1):
+        raise InterpError(f"pto.{short}: tiles [{a.rows}, {a.cols}] @ [{b.rows}, {b.cols}] -> "
+                          f"[{dst.rows}, {dst.cols}] do not split into batches")
+    return nb, m, k
+
+
+def tbatchmatmul(op: Op, ins: list, dst: Tile) -> None:
+    short = op.name.split(".", 1)[1]
+    if not all(isinstance(t, Tile) for t in ins) or len(ins) not in ((3, 2) if short.endswith(".acc") else (2,)):
+        raise InterpError(f"pto.{short}: expected tile operands ([acc,] lhs, rhs), got {len(ins)}")
+    acc = (ins[0] if len(ins) == 3 else dst) if short.endswith(".acc") else None
+    a, b = ins[-2], ins[-1]
+    nb, m, k = _split(short, a, b, dst)
+    if nb == 1:  # one rhs matrix: the flattened lhs times it
+        a3, b3 = a.arr[None], b.arr[None]
+    else:
+        a3 = a.arr.reshape(a.rows // m, m, k)
+        b3 = b.arr.reshape(nb, k, b.cols)
+    res = block_ops.batch_matmul.reference(a3, b3).reshape(dst.rows, dst.cols)
+    if acc is not None:
+        res = res + acc.arr.astype(res.dtype)
+    dst.vr, dst.vc = dst.rows, dst.cols
+    dst.arr[:, :] = cast_array(res, dst.arr.dtype)
+
+
+HANDLERS = {"tbatchmatmul": tbatchmatmul, "tbatchmatmul.acc": tbatchmatmul}

@@ -1,0 +1,66 @@
+"""Op-table rows of the fourth part of the pl-head §3.1-3.6 catalogue (batched matmul, ...): appended
+to `op_table.CASES` / `TCASES` when op_table is imported, so the op-table tests run them on both
+backends like every other row."""
+
+from __future__ import annotations
+
+from pypto.ir.enums import MemorySpace
+
+from . import op_table as T
+from .op_table import SUM, Case, ref
+
+Mat, Acc = MemorySpace.Mat, MemorySpace.Acc
+
+
+def _bload(src: str, rows: int, cols: int, shape3: str) -> str:
+    return f"pl.reshape(pl.load({src}, [0, 0], [{rows}, {cols}], target_memory=pl.Mem.Mat), {shape3})"
+
+
+def _bmm(x, a, b, nb):  # a [16, 16] as [2, 8, 16], b [nb * 16, 32] as [nb, 16, 32] -> [16, 32]
+    return ref("block.batch_matmul")(x[a][:16, :16].reshape(2, 8, 16),
+                                     x[b][:nb * 16, :32].reshape(nb, 16, 32)).reshape(16, 32)
+
+
+_A, _B = _bload("a", 16, 16, "[2, 8, 16]"), _bload("b", 32, 32, "[2, 16, 32]")
+_OUT = "r = pl.reshape(r3, [16, 32])"
+_BM = dict(operands=("a", "b"), tol=SUM, blocks=1, out=(16, 32))
+CASES = [
+    Case("block.batch_matmul", body=(f"r3 = pl.batch_matmul({_A}, {_B})", _OUT), **_BM,
+         expect=lambda x, i0, vr, vc, vk, dt: _bmm(x, "a", "b", 2)),
+    # one rhs matrix broadcast over the batch
+    Case("block.batch_matmul", id="batch_matmul_bcast", **_BM,
+         body=(f"r3 = pl.batch_matmul({_A}, {_bload('b', 16, 32, '[1, 16, 32]')})", _OUT),
+         expect=lambda x, i0, vr, vc, vk, dt: _bmm(x, "a", "b", 1)),
+    Case("block.batch_matmul_acc", **_BM,
+         body=(f"r0 = pl.batch_matmul({_A}, {_B})",
+               f"r3 = pl.tile.batch_matmul_acc(r0, {_bload('c', 16, 16, '[2, 8, 16]')}, "
+               f"{_bload('pos', 32, 32, '[2, 16, 32]')})", _OUT),
+         expect=lambda x, i0, vr, vc, vk, dt: _bmm(x, "a", "b", 2) + _bmm(x, "c", "pos", 2)),
+]
+TCASES: list = []
+
+
+def _probe(acc: bool):
+    def call(dt):
+        a, b = T._tile(dt, (2, 8, 16), Mat), T._tile(dt, (2, 16, 32), Mat)
+        return ((T._tile(T._acc_dt(dt), (2, 8, 32), Acc), a, b) if acc else (a, b)), {}
+    return call
+
+
+PROBE_CALL = {"block.batch_matmul": _probe(False), "block.batch_matmul_acc": _probe(True)}
+SHARD_FAMILIES = {"matmul": ("batch_matmul", "batch_matmul_acc")}
+
+
+def install() -> None:
+    """Append the rows, probes and shard families to op_table's tables (once)."""
+    if any(c.op == "block.batch_matmul_acc" for c in T.CASES):
+        return
+    T.CASES.extend(CASES)
+    T.TCASES.extend(TCASES)
+    T._PROBE_CALL.update(PROBE_CALL)
+    for shard, fams in SHARD_FAMILIES.items():
+        T.SHARDS[shard] = (*T.SHARDS[shard], *fams)
+        T._SHARD_OF_FAMILY.update({f: shard for f in fams})
+
+
+__all__ = ["CASES", "TCASES", "install"]
