@@ -37,6 +37,12 @@ CASES = [
                f"{_bload('pos', 32, 32, '[2, 16, 32]')})", _OUT),
          expect=lambda x, i0, vr, vc, vk, dt: _bmm(x, "a", "b", 2) + _bmm(x, "c", "pos", 2)),
 ]
+# a 3-D tile's last two dims swapped, batch by batch (the batched form of pto.ttrans)
+CASES.append(Case("block.transpose_view", ("a",), id="transpose_view_batched", blocks=1, out=(32, 8),
+                  body=("r3 = pl.tile.transpose_view(pl.reshape(pl.load(a, [0, 0], [16, 16]), [2, 8, 16]))",
+                        "r = pl.reshape(r3, [32, 8])"),
+                  expect=lambda x, i0, vr, vc, vk, dt: x["a"][:16, :16].reshape(2, 8, 16).transpose(0, 2, 1)
+                  .reshape(32, 8)))
 TCASES: list = []
 
 

@@ -42,4 +42,20 @@ def tbatchmatmul(op: Op, ins: list, dst: Tile) -> None:
     dst.arr[:, :] = cast_array(res, dst.arr.dtype)
 
 
+def batched_trans(ins: list, dst: Tile) -> bool:
+    """pto.ttrans of a 3-D tile (src rows != dst cols): each of the nb = src rows / dst cols matrices
+    transposed, whole tiles (as pto/memory.hpp TTRANS). False: a plain 2-D transpose."""
+    src = ins[0]
+    if not isinstance(src, Tile) or src.rows == dst.cols:
+        return False
+    k, m = dst.cols, src.cols
+    if src.rows % k or dst.rows != src.rows // k * m:
+        raise InterpError(f"pto.ttrans: tiles [{src.rows}, {src.cols}] -> [{dst.rows}, {dst.cols}] do not split "
+                          "into batches")
+    res = block_ops.transpose_view.reference(src.arr.reshape(src.rows // k, k, m)).reshape(dst.rows, dst.cols)
+    dst.vr, dst.vc = dst.rows, dst.cols
+    dst.arr[:, :] = cast_array(res, dst.arr.dtype)
+    return True
+
+
 HANDLERS = {"tbatchmatmul": tbatchmatmul, "tbatchmatmul.acc": tbatchmatmul}

@@ -471,8 +471,21 @@ template <class T> PTO_INLINE bool would_stream(const GTensor<T>& g, long vr, lo
 // ---- tile <-> tile -----------------------------------------------------------------------------------
 template <class D, class S> PTO_INLINE void TMOV(D& dst, const S& src) { detail::move<false>(dst, src); }
 template <class D, class S> PTO_INLINE void TMOV_T(D& dst, const S& src) { detail::move<true>(dst, src); }
-template <class D, class S> PTO_INLINE void TTRANS(D& dst, const S& src) { detail::move<true>(dst, src); }
-template <class D, class S, class Tmp> PTO_INLINE void TTRANS(D& dst, const S& src, Tmp&) { detail::move<true>(dst, src); }
+// A batched transpose (a 3-D tile_view's last two dims; tiles are 2-D: rows = batches x rows) has
+// src rows != dst cols: nb = src rows / dst cols matrices of [K, M] -> [M, K], whole tiles.
+template <class D, class S> PTO_INLINE void TTRANS(D& dst, const S& src) {
+  if constexpr (S::Rows != D::Cols) {
+    constexpr int K = D::Cols, M = S::Cols, nb = S::Rows / K;
+    static_assert(S::Rows % K == 0 && D::Rows == nb * M, "TTRANS: tiles do not split into batches");
+    for (int b = 0; b < nb; ++b)
+      for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) dst.at(b * M + i, k) = src.at(b * K + k, i);
+    dst.set_valid(D::Rows, D::Cols);
+  } else {
+    detail::move<true>(dst, src);
+  }
+}
+template <class D, class S, class Tmp> PTO_INLINE void TTRANS(D& dst, const S& src, Tmp&) { TTRANS(dst, src); }
 // TEXTRACT(dst, src, r0, c0): dst[i, j] = src[r0 + i, c0 + j] (dst may be Left/Right: packs).
 template <class D, class S> PTO_INLINE void TEXTRACT(D& dst, const S& src, int r0, int c0) {
   static_assert(S::kRowMajor);

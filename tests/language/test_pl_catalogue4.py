@@ -1,0 +1,107 @@
+"""The batched matmul of pl-head §3.6 (pypto/ops/matmul.py: block.batch_matmul / batch_matmul_acc,
+pto.tbatchmatmul(.acc)) and the batched form of pl.tile.transpose_view: the numbers of whole kernels
+on both backends, and the refusals with the source line. The op-table rows
+(tests/programs/op_table_catalogue4.py) cover each op across dtypes."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.language.errors import ParserTypeError
+from pypto.runtime import RunConfig
+
+B, M, K, N = 3, 16, 8, 24
+BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.native)]
+
+
+@pl.program
+class BatchAcc:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[B, M, K], pl.FP32], b: pl.Tensor[[B, N, K], pl.FP32],
+          w: pl.Tensor[[1, K, N], pl.FP32], c: pl.Out[pl.Tensor[[B, M, N], pl.FP32]]) -> pl.Tensor[[B, M, N], pl.FP32]:
+        ta = pl.load(a, offsets=[0, 0, 0], shapes=[B, M, K], target_memory=pl.MemorySpace.Mat)
+        tb = pl.load(b, offsets=[0, 0, 0], shapes=[B, N, K], target_memory=pl.MemorySpace.Mat)
+        tw = pl.load(w, offsets=[0, 0, 0], shapes=[1, K, N], target_memory=pl.MemorySpace.Mat)
+        acc = pl.batch_matmul(ta, pl.tile.transpose_view(tb))  # a[i] @ b[i]^T
+        acc = pl.tile.batch_matmul_acc(acc, ta, tw)  # + a[i] @ w (one matrix for every batch)
+        c = pl.store(acc, offsets=[0, 0, 0], output_tensor=c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[B, M, K], pl.FP32], b: pl.Tensor[[B, N, K], pl.FP32],
+             w: pl.Tensor[[1, K, N], pl.FP32], c: pl.Out[pl.Tensor[[B, M, N], pl.FP32]]) -> pl.Tensor[[B, M, N], pl.FP32]:
+        c = self.k(a, b, w, c)
+        return c
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+def test_batch_matmul_transposed_rhs_then_broadcast_acc(platform):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((B, M, K)).astype(np.float32)
+    b = rng.standard_normal((B, N, K)).astype(np.float32)
+    w = rng.standard_normal((1, K, N)).astype(np.float32)
+    c = np.zeros((B, M, N), np.float32)
+    ir.compile(BatchAcc)(a, b, w, c, config=RunConfig(platform=platform))
+    want = a.astype(np.float64) @ b.transpose(0, 2, 1) + a.astype(np.float64) @ w
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)
+
+
+@pl.program
+class BatchInt:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[1, 4, 32], pl.INT8], b: pl.Tensor[[2, 32, 16], pl.INT8],
+          c: pl.Out[pl.Tensor[[2, 4, 16], pl.INT32]]) -> pl.Tensor[[2, 4, 16], pl.INT32]:
+        ta = pl.load(a, offsets=[0, 0, 0], shapes=[1, 4, 32], target_memory=pl.MemorySpace.Mat)
+        tb = pl.load(b, offsets=[0, 0, 0], shapes=[2, 32, 16], target_memory=pl.MemorySpace.Mat)
+        c = pl.store(pl.batch_matmul(ta, tb), offsets=[0, 0, 0], output_tensor=c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[1, 4, 32], pl.INT8], b: pl.Tensor[[2, 32, 16], pl.INT8],
+             c: pl.Out[pl.Tensor[[2, 4, 16], pl.INT32]]) -> pl.Tensor[[2, 4, 16], pl.INT32]:
+        c = self.k(a, b, c)
+        return c
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+def test_batch_matmul_broadcast_lhs_int8_accumulates_in_int32(platform):
+    rng = np.random.default_rng(4)
+    a = rng.integers(-128, 128, (1, 4, 32)).astype(np.int8)
+    b = rng.integers(-128, 128, (2, 32, 16)).astype(np.int8)
+    c = np.zeros((2, 4, 16), np.int32)
+    ir.compile(BatchInt)(a, b, c, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(c, np.matmul(a.astype(np.int32), b.astype(np.int32)))
+
+
+def _kernel(lhs: str, rhs: str, call: str):
+    src = f'''
+import pypto.language as pl
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[{lhs}, pl.FP32], b: pl.Tensor[{rhs}, pl.FP32]):
+        ta = pl.load(a, offsets=[0] * {len(eval(lhs))}, shapes={lhs}, target_memory=pl.MemorySpace.Mat)
+        tb = pl.load(b, offsets=[0] * {len(eval(rhs))}, shapes={rhs}, target_memory=pl.MemorySpace.Mat)
+        r = {call}
+        return r
+'''
+    pl.parse(src)
+
+
+@pytest.mark.parametrize("lhs,rhs,call,msg", [
+    ("[2, 4, 8]", "[2, 16, 4]", "pl.batch_matmul(ta, tb)", "inner dimensions differ"),
+    ("[2, 4, 8]", "[3, 8, 4]", "pl.batch_matmul(ta, tb)", "do not broadcast"),
+    ("[2, 1, 4, 8]", "[1, 3, 8, 4]", "pl.batch_matmul(ta, tb)", "broadcast partly"),
+    ("[4, 8]", "[8, 4]", "pl.batch_matmul(ta, tb)", "3-D"),
+    ("[2, 4, 8]", "[2, 8, 4]", "pl.tile.batch_matmul_acc(ta, ta, tb)", "acc must be [2, 4, 4]"),
+])
+def test_batch_matmul_refusals_name_the_problem_and_line(lhs, rhs, call, msg):
+    with pytest.raises(ParserTypeError, match=re.escape(msg)) as e:
+        _kernel(lhs, rhs, call)
+    assert "r = " in str(e.value)  # (the source line is shown)
