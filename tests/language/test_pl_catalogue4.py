@@ -105,3 +105,67 @@ def test_batch_matmul_refusals_name_the_problem_and_line(lhs, rhs, call, msg):
     with pytest.raises(ParserTypeError, match=re.escape(msg)) as e:
         _kernel(lhs, rhs, call)
     assert "r = " in str(e.value)  # (the source line is shown)
+
+
+KH = 16
+
+
+@pl.program
+class TensorBatched:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k2d3d(self, a: pl.Tensor[[M, 2 * KH], pl.FP32], b: pl.Tensor[[1, N, 2 * KH], pl.FP32],
+              c: pl.Out[pl.Tensor[[1, M, N], pl.FP32]]) -> pl.Tensor[[1, M, N], pl.FP32]:
+        a0 = pl.slice(a, [M, KH], [0, 0])
+        a1 = pl.slice(a, [M, KH], [0, KH])
+        b0 = pl.slice(b, [1, N, KH], [0, 0, 0])
+        b1 = pl.slice(b, [1, N, KH], [0, 0, KH])
+        acc = pl.matmul(a0, b0, b_trans=True, out_dtype=pl.FP32)  # a 2-D lhs: one matrix for the batch
+        acc = pl.matmul_acc(acc, a1, b1, b_trans=True)
+        c = pl.assemble(c, acc, offset=[0, 0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k3d(self, a: pl.Tensor[[B, K, M], pl.FP32], b0: pl.Tensor[[B, K, N], pl.FP32],
+            b1: pl.Tensor[[B, K, N], pl.FP32], c: pl.Out[pl.Tensor[[B, M, N], pl.FP32]]) -> pl.Tensor[[B, M, N], pl.FP32]:
+        bt = pl.add(b0, b1)  # a vector result feeding the batched matmul
+        c = pl.assemble(c, pl.matmul(a, bt, a_trans=True), offset=[0, 0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, 2 * KH], pl.FP32], b: pl.Tensor[[1, N, 2 * KH], pl.FP32],
+             c: pl.Out[pl.Tensor[[1, M, N], pl.FP32]], a3: pl.Tensor[[B, K, M], pl.FP32],
+             b0: pl.Tensor[[B, K, N], pl.FP32], b1: pl.Tensor[[B, K, N], pl.FP32],
+             c3: pl.Out[pl.Tensor[[B, M, N], pl.FP32]]):
+        c = self.k2d3d(a, b, c)
+        c3 = self.k3d(a3, b0, b1, c3)
+        return c, c3
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+def test_tensor_matmul_of_rank_3_is_batched(platform):
+    rng = np.random.default_rng(5)
+
+    def f(*s):
+        return rng.standard_normal(s).astype(np.float32)
+
+    a, b, a3, b0, b1 = f(M, 2 * KH), f(1, N, 2 * KH), f(B, K, M), f(B, K, N), f(B, K, N)
+    c, c3 = np.zeros((1, M, N), np.float32), np.zeros((B, M, N), np.float32)
+    ir.compile(TensorBatched)(a, b, c, a3, b0, b1, c3, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c3, a3.transpose(0, 2, 1).astype(np.float64) @ (b0 + b1), rtol=1e-5, atol=1e-5)
+
+
+def test_tensor_batched_matmul_refuses_partial_broadcast_with_the_line():
+    src = """
+import pypto.language as pl
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[2, 1, 4, 8], pl.FP32], b: pl.Tensor[[1, 3, 8, 4], pl.FP32]):
+        r = pl.matmul(a, b)
+        return r
+"""
+    with pytest.raises(ParserTypeError, match="broadcast partly") as e:
+        pl.parse(src)
+    assert "r = pl.matmul(a, b)" in str(e.value)
