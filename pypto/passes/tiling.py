@@ -41,6 +41,7 @@ from pypto.ops.typing import dim_eq
 
 from .base import PassError
 from .outline_utils import flatten_items, use_counts
+from .tiling_batch import batch_matmul, expand_clone
 
 Vec, Mat, Left, Right, Acc = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
 DYNAMIC_HINT = ("tensor-level kernels are tiled automatically only when every op is row-local (elementwise, row "
@@ -179,45 +180,12 @@ def _reduce(conv, c: Call, s: Stmt, hint: str):
     return out
 
 
-def _batch_operand(conv, e, trans: bool, s: Stmt, hint: str):
-    """A batched matmul operand: its Mat tile (a 2-D one as [1, r, c]), the last two dims swapped
-    for a_trans / b_trans (block.batch_matmul reads any memory space)."""
-    t = conv.as_tile(e, Mat, span=s.span)
-    if t.type.rank == 2:
-        shape = (1, *(int(d) for d in t.type.static_shape()))
-        t = conv.tile(f"{hint}_b", conv.op(block_ops.reshape, [t, shape], {}, s.span), s.span).var
-    if trans:
-        t = conv.tile(f"{hint}_t", conv.op(block_ops.transpose_view, [t], {}, s.span), s.span).var
-    return t
-
-
-def _batch_matmul(conv, c: Call, s: Stmt, hint: str, acc_form: bool):
-    kw = dict(c.kwargs)
-    lhs, rhs = c.args[1:] if acc_form else c.args[:2]
-    a = _batch_operand(conv, lhs, bool(kw.get("a_trans")), s, f"{hint}_lhs")
-    b = _batch_operand(conv, rhs, bool(kw.get("b_trans")), s, f"{hint}_rhs")
-    if acc_form:
-        want = DataType.FP32 if a.type.dtype.is_float else DataType.INT32
-        acc = conv.as_tile(c.args[0], Vec, span=s.span)
-        if acc.type.dtype is not want:
-            acc = conv.tile(f"{hint}_acc_in", conv.op(block_ops.cast, [acc], {"target_type": want}, s.span),
-                            s.span).var
-        call = conv.op(block_ops.batch_matmul_acc, [acc, a, b], {}, s.span)
-    else:
-        call = conv.op(block_ops.batch_matmul, [a, b], {}, s.span)
-    out = conv.tile(hint if call.type.dtype is c.type.dtype else f"{hint}_acc", call, s.span)
-    if out.var.type.dtype is not c.type.dtype:  # out_dtype: cast on the vector unit
-        v = conv.as_tile(out, Vec, span=s.span)
-        return conv.tile(hint, conv.op(block_ops.cast, [v], {"target_type": c.type.dtype}, s.span), s.span)
-    return out
-
-
 def _matmul(conv, c: Call, s: Stmt, hint: str):
     kw = dict(c.kwargs)
     acc_form = c.op is tensor_ops.matmul_acc
     lhs, rhs = c.args[1:] if acc_form else c.args[:2]
     if max(lhs.type.rank, rhs.type.rank) > 2:  # rank > 2: batched over the leading dims
-        return _batch_matmul(conv, c, s, hint, acc_form)
+        return batch_matmul(conv, c, s, hint, acc_form)
     a = conv.as_tile(lhs, Left, bool(kw.get("a_trans")), s.span)
     b = conv.as_tile(rhs, Right, bool(kw.get("b_trans")), s.span)
     if acc_form:
@@ -338,11 +306,25 @@ def _assemble(conv, c: Call, s: Stmt, hint: str):
     return conv.tile(hint, conv.op(block_ops.assemble, [t, src, off], {}, s.span), s.span)
 
 
+def _expand_clone(conv, c: Call, s: Stmt, hint: str):
+    """The broadcast copy, written into the target when it is a DDR window (the public API's
+    expand_clone fills its target: `y = pl.expand_clone(x, y)` into an Out parameter)."""
+    t = expand_clone(conv, c, s, hint)
+    tgt = conv.value(c.args[1])
+    if not isinstance(tgt, Window):
+        return t
+    st = conv.let(hint, conv.op(block_ops.store, [t.var, tuple(tgt.offsets), tgt.tensor], {}, s.span), s.span)
+    conv.written.add(tgt.root)
+    slot: list = []
+    conv.items.append(slot)
+    return Window(st, tgt.root, tgt.offsets, tgt.shape, tgt.valid, slot, alias=True)
+
+
 # the tensor ops with a tiling rule of their own (the rest go by shape class, or become their tile form)
 SPECIAL = {
     tensor_ops.view: _view, tensor_ops.create: _create, tensor_ops.dim: _dim, tensor_ops.read: _read,
     tensor_ops.write: _write, tensor_ops.assemble: _assemble, tensor_ops.matmul: _matmul,
-    tensor_ops.matmul_acc: _matmul,
+    tensor_ops.matmul_acc: _matmul, tensor_ops.expand_clone: _expand_clone,
 }
 
 

@@ -169,3 +169,75 @@ class Bad:
     with pytest.raises(ParserTypeError, match="broadcast partly") as e:
         pl.parse(src)
     assert "r = pl.matmul(a, b)" in str(e.value)
+
+
+def _expand_program(shape):
+    @pl.program
+    class Expand:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[shape, pl.FP32], y: pl.Out[pl.Tensor[[4, 6, 8], pl.FP32]]) -> pl.Tensor[[4, 6, 8], pl.FP32]:
+            out = pl.expand_clone(x, y)  # (fills its target, the Out parameter)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[shape, pl.FP32], y: pl.Out[pl.Tensor[[4, 6, 8], pl.FP32]]) -> pl.Tensor[[4, 6, 8], pl.FP32]:
+            y = self.k(x, y)
+            return y
+    return Expand
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+@pytest.mark.parametrize("shape", [[4, 6, 8], [1, 6, 8], [4, 1, 8], [4, 6, 1], [1, 1, 8], [6, 8]])
+def test_expand_clone_broadcasts_any_size_1_dim(platform, shape):
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    y = np.zeros((4, 6, 8), np.float32)
+    ir.compile(_expand_program(shape))(x, y, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(y, np.broadcast_to(x, (4, 6, 8)))
+
+
+@pl.program
+class ExtractAndTranspose:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, s: pl.Tensor[[16, 8], pl.FP32], x3: pl.Tensor[[2, 8, 16], pl.FP32],
+          row: pl.Out[pl.Tensor[[1, 16], pl.FP32]], o3: pl.Out[pl.Tensor[[2, 16, 8], pl.FP32]]):
+        st = pl.transpose(pl.load(s, [0, 0], [16, 8]), axis1=0, axis2=1)  # [8, 16]
+        row = pl.store(pl.tile.extract(st, 3, 0, [1, 16], target_memory=pl.MemorySpace.Vec), [0, 0], row)
+        t3 = pl.load(x3, [0, 0, 0], [2, 8, 16])
+        o3 = pl.store(pl.transpose(t3, axis1=1, axis2=2), [0, 0, 0], o3)  # each batch transposed
+        return row, o3
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, s: pl.Tensor[[16, 8], pl.FP32], x3: pl.Tensor[[2, 8, 16], pl.FP32],
+             row: pl.Out[pl.Tensor[[1, 16], pl.FP32]], o3: pl.Out[pl.Tensor[[2, 16, 8], pl.FP32]]):
+        row, o3 = self.k(s, x3, row, o3)
+        return row, o3
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+def test_tile_extract_window_and_batched_tile_transpose(platform):
+    rng = np.random.default_rng(7)
+    s, x3 = rng.standard_normal((16, 8)).astype(np.float32), rng.standard_normal((2, 8, 16)).astype(np.float32)
+    row, o3 = np.zeros((1, 16), np.float32), np.zeros((2, 16, 8), np.float32)
+    ir.compile(ExtractAndTranspose)(s, x3, row, o3, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(row[0], s[:, 3])
+    np.testing.assert_array_equal(o3, x3.transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("body,msg", [
+    ("r = pl.expand_clone(a, b)", "[4, 8] does not broadcast to [8, 8]"),
+    ("r = pl.tile.extract(pl.load(a, [0, 0], [4, 8]), 0, 0, [8, 8])", "does not fit the [4, 8] tile"),
+])
+def test_expand_clone_and_extract_refusals_name_the_problem_and_line(body, msg):
+    src = f"""
+import pypto.language as pl
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32]):
+        {body}
+        return r
+"""
+    with pytest.raises(ParserTypeError, match=re.escape(msg)) as e:
+        pl.parse(src)
+    assert body in str(e.value)

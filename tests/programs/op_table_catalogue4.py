@@ -4,10 +4,14 @@ backends like every other row."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from pypto.ir.dtype import DataType
 from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import ConstInt
 
 from . import op_table as T
-from .op_table import SUM, Case, ref
+from .op_table import SUM, C, Case, R, TCase, ref
 
 Mat, Acc = MemorySpace.Mat, MemorySpace.Acc
 
@@ -43,7 +47,13 @@ CASES.append(Case("block.transpose_view", ("a",), id="transpose_view_batched", b
                         "r = pl.reshape(r3, [32, 8])"),
                   expect=lambda x, i0, vr, vc, vk, dt: x["a"][:16, :16].reshape(2, 8, 16).transpose(0, 2, 1)
                   .reshape(32, 8)))
-TCASES: list = []
+CASES.append(Case("block.extract", ("a",), blocks=1, out=(4, 16), call="pl.tile.extract({0}, 3, 5, [4, 16])",
+                  expect=lambda args, vr, vc, dt: args[0][3:7, 5:21]))
+# broadcast copies into a created target ([16, 1] along the columns, [1, 64] along the rows)
+TCASES = [TCase("tensor.expand_clone", f"pl.expand_clone({{{v}}}, t0)",
+                lambda x, dt, v=v: np.broadcast_to(x[v], (R, C)).copy(), ("expand_clone",), id=f"expand_clone_{v}",
+                pre=(f"t0 = pl.create_tensor([{R}, {C}], dtype=pl.{{dt}})",))
+          for v in ("row", "col")]
 
 
 def _probe(acc: bool):
@@ -53,8 +63,11 @@ def _probe(acc: bool):
     return call
 
 
-PROBE_CALL = {"block.batch_matmul": _probe(False), "block.batch_matmul_acc": _probe(True)}
-SHARD_FAMILIES = {"matmul": ("batch_matmul", "batch_matmul_acc")}
+PROBE_CALL = {"block.batch_matmul": _probe(False), "block.batch_matmul_acc": _probe(True),
+              "block.extract": lambda dt: ((T._tile(dt), ConstInt(3, DataType.INT32), ConstInt(5, DataType.INT32),
+                                            T._ints(4, 16)), {}),
+              "tensor.expand_clone": lambda dt: ((T._tensor(dt, (R, 1)), T._tensor(dt, (R, C))), {})}
+SHARD_FAMILIES = {"matmul": ("batch_matmul", "batch_matmul_acc"), "layout": ("extract", "expand_clone")}
 
 
 def install() -> None:
@@ -64,6 +77,7 @@ def install() -> None:
     T.CASES.extend(CASES)
     T.TCASES.extend(TCASES)
     T._PROBE_CALL.update(PROBE_CALL)
+    T.SKIP["block.expand_clone"] = "the tile form of tensor.expand_clone (no pl spelling): its tensor rows run it"
     for shard, fams in SHARD_FAMILIES.items():
         T.SHARDS[shard] = (*T.SHARDS[shard], *fams)
         T._SHARD_OF_FAMILY.update({f: shard for f in fams})

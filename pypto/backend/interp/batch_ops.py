@@ -4,6 +4,8 @@ rhs batches = rhs rows / K, M = dst rows / that; then the registry reference run
 
 from __future__ import annotations
 
+import numpy as np
+
 from pypto.ops.registry import block_ops
 from pypto.pto.model import Op
 
@@ -58,4 +60,19 @@ def batched_trans(ins: list, dst: Tile) -> bool:
     return True
 
 
-HANDLERS = {"tbatchmatmul": tbatchmatmul, "tbatchmatmul.acc": tbatchmatmul}
+def texpandclone(op: Op, ins: list, dst: Tile) -> None:
+    """pto.texpandclone: src broadcast to [d0, d1, d2, d3] (as pto/memory.hpp TEXPANDCLONE)."""
+    if len(ins) != 1 or not isinstance(ins[0], Tile):
+        raise InterpError("pto.texpandclone takes one tile")
+    d1, d2, mask = (int(op.attrs.get(k, d)) for k, d in (("d1", 1), ("d2", 1), ("bmask", 0)))
+    dims = (dst.rows // (d1 * d2), d1, d2, dst.cols)
+    sdims = tuple(1 if mask >> i & 1 else d for i, d in enumerate(dims))
+    src = ins[0]
+    if src.rows * src.cols != int(np.prod(sdims)):
+        raise InterpError(f"pto.texpandclone: tile [{src.rows}, {src.cols}] is not the source {list(sdims)}")
+    res = np.broadcast_to(src.arr.reshape(sdims), dims).reshape(dst.rows, dst.cols)
+    dst.vr, dst.vc = dst.rows, dst.cols
+    dst.arr[:, :] = cast_array(res, dst.arr.dtype)
+
+
+HANDLERS = {"tbatchmatmul": tbatchmatmul, "tbatchmatmul.acc": tbatchmatmul, "texpandclone": texpandclone}

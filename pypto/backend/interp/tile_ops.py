@@ -363,7 +363,7 @@ def ttrans(op: Op, ins: list, dst: Tile) -> None:
 
 HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
     "texpands": texpands, "tci": tci, "tfillpad": tfillpad, "textract": textract, "tinsert": tinsert, "tmov": tmov,
-    "tsetval": tsetval, "ttrans": ttrans,
+    "tsetval": tsetval, "ttrans": ttrans, "textract.tile": textract,
 }
 HANDLERS.update(FILL_HANDLERS)  # ttri (fill_ops.py)
 HANDLERS.update(BATCH_HANDLERS)  # tbatchmatmul (batch_ops.py)
