@@ -1,7 +1,9 @@
 """The fourth part of the pl-head §3.1-3.6 catalogue (the batched matmul is in matmul.py):
 
-    expand_clone(src, target)   tensor: a copy of src broadcast to target's shape (target gives the
-                                shape only; numpy broadcasting from the left, size-1 dims repeat)
+    expand_clone(src, target)   tensor: a copy of src broadcast to target's shape (numpy broadcasting
+                                from the left, size-1 dims repeat); inside a kernel it fills target
+    tile.extract(src, r, c, shape, target_memory=)   a copy of a window of a 2-D tile
+    set_validshape(x, rows, cols)                    the valid region changed, the data kept
 
 A CPU tile is 2-D (rows = the product of the leading dims), so the tile form `block.expand_clone`
 carries the target's dims and a mask of the broadcast dims as attributes (set by the tiling pass,
@@ -14,9 +16,9 @@ import numpy as np
 from pypto.ir.enums import PipeType
 from pypto.ir.types import TensorType
 
-from .registry import arg, attr, define
+from .registry import arg, attr, define, unified
 from .traits import ShapeClass, Traits
-from .typing import OpError, expect_tensor, expect_tile, static_dims, tile_result
+from .typing import OpError, expect_tensor, expect_tile, static_dim, static_dims, tile_result
 
 
 def _broadcastable(name: str, src, dst) -> None:
@@ -93,3 +95,61 @@ define("block.extract", [arg("input", "tile"), arg("index_row", "index"), arg("i
                          arg("shape", "shape"), attr("target_memory", "memspace", None)],
        _extract_rule, traits=Traits(ShapeClass.LAYOUT), reference=_extract_ref, pto="textract.tile",
        pipe=PipeType.V, dsl=("pl.block.extract",), doc="a copy of the [rows, cols] window at (index_row, index_col)")
+
+
+# ---------------------------------------------------------------------------------------------
+# pl.set_validshape(x, valid_rows, valid_cols): the valid region changed, the data kept
+
+
+def _set_valid_rule(level: str):
+    name = f"{level}.set_validshape"
+
+    def infer(args, kw):
+        t = (expect_tile if level == "block" else expect_tensor)(name, args[0], "input")
+        if t.rank != 2:
+            raise OpError(f"{name}: needs a 2-D {'tile' if level == 'block' else 'tensor'}, got rank {t.rank}")
+        for e, d, what in ((args[1], t.shape[0], "valid_rows"), (args[2], t.shape[1], "valid_cols")):
+            v, dv = static_dim(e), static_dim(d)
+            if v is not None and (v < 0 or (dv is not None and v > dv)):
+                raise OpError(f"{name}: {what} {v} is outside [0, {dv}]")
+        if level == "tensor":
+            return TensorType(t.shape, t.dtype, t.layout)
+        return tile_result(t.shape, t.dtype, memory_space=t.space, valid_shape=(args[1], args[2]))
+    return infer
+
+
+def _set_valid_ref(x, valid_rows, valid_cols):
+    return np.asarray(x).copy()  # (the data is unchanged; only the valid region moves)
+
+
+# (the tensor form is a window of the whole tensor with this valid_shape: tiling.py; the tile form
+# copies the tile and sets the destination's valid extents, pto.tsetvalid)
+_t_setvalid = define("tensor.set_validshape", [arg("input", "tensor"), arg("valid_rows", "index"),
+                                               arg("valid_cols", "index")],
+                     _set_valid_rule("tensor"), traits=Traits(ShapeClass.WINDOW, alias=True), reference=_set_valid_ref,
+                     dsl=("pl.tensor.set_validshape",), doc="the tensor with valid_shape [valid_rows, valid_cols]")
+_b_setvalid = define("block.set_validshape", [arg("input", "tile"), arg("valid_rows", "index"),
+                                              arg("valid_cols", "index")],
+                     _set_valid_rule("block"), traits=Traits(ShapeClass.LAYOUT), reference=_set_valid_ref,
+                     pto="tsetvalid", pipe=PipeType.V, dsl=("pl.block.set_validshape",),
+                     doc="the tile with valid region [valid_rows, valid_cols] (the data kept)")
+unified("set_validshape", tensor=_t_setvalid, tile=_b_setvalid, doc="change the valid-shape metadata")
+
+
+# ---------------------------------------------------------------------------------------------
+# pl.create_l1(shape, dtype, transpose=False): the device's L1 accumulator tensor (for gather_row),
+# here a plain zero-filled buffer inside the kernel (tiling.py lowers it like tensor.create)
+
+
+def _create_l1_rule(args, kw):
+    shape = static_dims("tensor.create_l1", args[0], "shape")
+    if any(d <= 0 for d in shape):
+        raise OpError(f"tensor.create_l1: shape must be positive, got {list(shape)}")
+    return TensorType(shape, kw["dtype"])
+
+
+define("tensor.create_l1", [arg("shape", "shape"), attr("dtype", "dtype"), attr("transpose", "bool", False)],
+       _create_l1_rule, traits=Traits(ShapeClass.FILL),
+       reference=lambda shape, *, dtype, transpose=False: np.zeros(tuple(shape), dtype.to_numpy()),
+       dsl=("pl.tensor.create_l1", "pl.create_l1"),
+       doc="an on-chip (L1) tensor inside a kernel; a zero-filled buffer on the CPU (transpose: layout only)")

@@ -220,6 +220,18 @@ def _view(conv, c: Call, s: Stmt, hint: str):
     return conv.tile(hint, conv.op(block_ops.view, [t, shape, offs, *([valid] if valid else [])], {}, s.span), s.span)
 
 
+def _set_validshape(conv, c: Call, s: Stmt, hint: str):
+    """A window of the whole tensor with the new valid shape (a DDR window: the load's valid_shapes)."""
+    src = conv.value(c.args[0])
+    valid = tuple(conv.remap.visit(a) for a in c.args[1:3])
+    if isinstance(src, Window):
+        slot: list = []
+        conv.items.append(slot)
+        return Window(src.tensor, src.root, src.offsets, src.shape, valid, slot)
+    t = conv.as_tile(c.args[0], Vec, span=s.span)
+    return conv.tile(hint, conv.op(block_ops.set_validshape, [t, *valid], {}, s.span), s.span)
+
+
 def _create(conv, c: Call, s: Stmt, hint: str):
     shape = _static(conv, conv.remap.visit(c.args[0]), s)
     dt = c.type.dtype
@@ -325,6 +337,7 @@ SPECIAL = {
     tensor_ops.view: _view, tensor_ops.create: _create, tensor_ops.dim: _dim, tensor_ops.read: _read,
     tensor_ops.write: _write, tensor_ops.assemble: _assemble, tensor_ops.matmul: _matmul,
     tensor_ops.matmul_acc: _matmul, tensor_ops.expand_clone: _expand_clone,
+    tensor_ops.set_validshape: _set_validshape, tensor_ops.create_l1: _create,
 }
 
 

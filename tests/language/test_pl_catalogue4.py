@@ -241,3 +241,54 @@ class Bad:
     with pytest.raises(ParserTypeError, match=re.escape(msg)) as e:
         pl.parse(src)
     assert body in str(e.value)
+
+
+@pl.program
+class ValidAndL1:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], n: pl.Tensor[[1], pl.INT32], o1: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+             o2: pl.Out[pl.Tensor[[16, 32], pl.FP32]], o3: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):  # a tensor: the window's valid_shape
+            o1 = pl.assemble(o1, pl.fillpad(pl.set_validshape(x, 5, 20), pad_value=pl.PadValue.max), [0, 0])
+        with pl.at(level=pl.Level.CORE_GROUP):  # a tile, rows from the data: the extents at run time
+            rows = pl.cast(pl.read(n, [0]), pl.INDEX)
+            t = pl.set_validshape(pl.load(x, [0, 0], [16, 32]), rows, 7)
+            o2 = pl.store(pl.fillpad(t, pad_value=pl.PadValue.zero), [0, 0], o2)
+        with pl.at(level=pl.Level.CORE_GROUP):  # an L1 buffer: zeros where nothing was assembled
+            kv = pl.create_l1([16, 32], pl.FP32)
+            kv = pl.assemble(kv, pl.slice(x, [4, 32], [0, 0]), [2, 0])
+            o3 = pl.assemble(o3, pl.add(kv, 1.0), [0, 0])
+        return o1, o2, o3
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+def test_set_validshape_moves_the_valid_region_and_create_l1_is_a_zeroed_buffer(platform):
+    x = np.random.default_rng(8).standard_normal((16, 32)).astype(np.float32)
+    n = np.array([3], np.int32)
+    o1, o2, o3 = (np.zeros((16, 32), np.float32) for _ in range(3))
+    ir.compile(ValidAndL1)(x, n, o1, o2, o3, config=RunConfig(platform=platform))
+    e1 = np.full_like(x, np.inf)
+    e1[:5, :20] = x[:5, :20]
+    e2 = np.zeros_like(x)
+    e2[:3, :7] = x[:3, :7]
+    e3 = np.ones_like(x)
+    e3[2:6] += x[:4]
+    np.testing.assert_array_equal(o1, e1)
+    np.testing.assert_array_equal(o2, e2)
+    np.testing.assert_array_equal(o3, e3)
+
+
+def test_set_validshape_refuses_extents_outside_the_tile_with_the_line():
+    src = """
+import pypto.language as pl
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32]):
+        r = pl.set_validshape(pl.load(a, [0, 0], [4, 8]), 5, 8)
+        return r
+"""
+    with pytest.raises(ParserTypeError, match=re.escape("valid_rows 5 is outside [0, 4]")) as e:
+        pl.parse(src)
+    assert "r = pl.set_validshape" in str(e.value)

@@ -7,13 +7,17 @@ from __future__ import annotations
 import numpy as np
 
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import MemorySpace, PadValue
 from pypto.ir.expr import ConstInt
 
 from . import op_table as T
 from .op_table import SUM, C, Case, R, TCase, ref
 
 Mat, Acc = MemorySpace.Mat, MemorySpace.Acc
+
+
+def _I(v: int) -> ConstInt:
+    return ConstInt(v, DataType.INT32)
 
 
 def _bload(src: str, rows: int, cols: int, shape3: str) -> str:
@@ -49,11 +53,24 @@ CASES.append(Case("block.transpose_view", ("a",), id="transpose_view_batched", b
                   .reshape(32, 8)))
 CASES.append(Case("block.extract", ("a",), blocks=1, out=(4, 16), call="pl.tile.extract({0}, 3, 5, [4, 16])",
                   expect=lambda args, vr, vc, dt: args[0][3:7, 5:21]))
+# the valid region moved (the data kept): fillpad shows which region the tile / tensor now has
+CASES.append(Case("block.set_validshape", (), id="set_validshape_fillpad", out=(R, C), blocks=1,
+                  body=(f"t = pl.load(a, [0, 0], [{R}, {C}])",
+                        "r = pl.fillpad(pl.set_validshape(t, 5, 20), pad_value=pl.PadValue.min)"),
+                  expect=lambda x, i0, vr, vc, vk, dt: ref("block.fillpad")(x["a"][:R, :C], pad_value=PadValue.min,
+                                                                            valid=(5, 20))))
+# (in an explicit InCore scope, like op_table's tensor.fillpad row)
+_TFILL = TCase("tensor.set_validshape", "pl.tensor.fillpad(pl.set_validshape({a}, 13, 37), pad_value=pl.PadValue.max)",
+               lambda x, dt: ref("tensor.fillpad")(x["a"], pad_value=PadValue.max, valid=(13, 37)), ("setvalid",),
+               incore=True)
 # broadcast copies into a created target ([16, 1] along the columns, [1, 64] along the rows)
 TCASES = [TCase("tensor.expand_clone", f"pl.expand_clone({{{v}}}, t0)",
                 lambda x, dt, v=v: np.broadcast_to(x[v], (R, C)).copy(), ("expand_clone",), id=f"expand_clone_{v}",
                 pre=(f"t0 = pl.create_tensor([{R}, {C}], dtype=pl.{{dt}})",))
-          for v in ("row", "col")]
+          for v in ("row", "col")] + [_TFILL]
+# an L1 buffer: zeros where nothing was assembled (in a kernel: it exists only on the chip)
+TCASES.append(TCase("tensor.create_l1", "pl.add(t0, {a})", lambda x, dt: x["a"] + np.zeros((), x["a"].dtype),
+                    ("create_l1",), pre=(f"t0 = pl.create_l1([{R}, {C}], pl.{{dt}})",), incore=True))
 
 
 def _probe(acc: bool):
@@ -66,8 +83,12 @@ def _probe(acc: bool):
 PROBE_CALL = {"block.batch_matmul": _probe(False), "block.batch_matmul_acc": _probe(True),
               "block.extract": lambda dt: ((T._tile(dt), ConstInt(3, DataType.INT32), ConstInt(5, DataType.INT32),
                                             T._ints(4, 16)), {}),
+              "block.set_validshape": lambda dt: ((T._tile(dt), _I(5), _I(20)), {}),
+              "tensor.set_validshape": lambda dt: ((T._tensor(dt), _I(13), _I(37)), {}),
+              "tensor.create_l1": lambda dt: ((T._ints(R, C),), {"dtype": dt}),
               "tensor.expand_clone": lambda dt: ((T._tensor(dt, (R, 1)), T._tensor(dt, (R, C))), {})}
-SHARD_FAMILIES = {"matmul": ("batch_matmul", "batch_matmul_acc"), "layout": ("extract", "expand_clone")}
+SHARD_FAMILIES = {"matmul": ("batch_matmul", "batch_matmul_acc"), "layout": ("extract", "expand_clone", "set_validshape"),
+                  "memory": ("create_l1",)}
 
 
 def install() -> None:

@@ -174,7 +174,7 @@ CPU: dict[str, Lowering] = {
     "tcmp.mask": Library(MASK), "tcmps.mask": Library(MASK), "tsel.mask": Library(MASK),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
     "tbatchmatmul": Library(MM), "tbatchmatmul.acc": Library(MM), "texpandclone": Library(MEM),
-    "textract.tile": Library(MEM),
+    "textract.tile": Library(MEM), "tsetvalid": Library(MEM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)
     "tload": Library(EMIT, fusable=True), "tstore": Library(EMIT, fusable=True), "tmov": Library(EMIT, fusable=True),

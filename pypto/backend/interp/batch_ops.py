@@ -75,4 +75,16 @@ def texpandclone(op: Op, ins: list, dst: Tile) -> None:
     dst.arr[:, :] = cast_array(res, dst.arr.dtype)
 
 
-HANDLERS = {"tbatchmatmul": tbatchmatmul, "tbatchmatmul.acc": tbatchmatmul, "texpandclone": texpandclone}
+def tsetvalid(op: Op, ins: list, dst: Tile) -> None:
+    """pto.tsetvalid: the whole tile copied, the valid extents set (as pto/memory.hpp TSETVALID)."""
+    if len(ins) != 3 or not isinstance(ins[0], Tile) or isinstance(ins[1], Tile) or isinstance(ins[2], Tile):
+        raise InterpError("pto.tsetvalid takes a tile, a row count and a column count")
+    src, r, c = ins[0], int(ins[1]), int(ins[2])
+    if not (0 <= r <= dst.rows and 0 <= c <= dst.cols):
+        raise InterpError(f"pto.tsetvalid: valid extents [{r}, {c}] outside the tile [{dst.rows}, {dst.cols}]")
+    if dst.arr is not src.arr:
+        dst.arr[:, :] = cast_array(src.arr, dst.arr.dtype)
+    dst.vr, dst.vc = r, c
+
+
+HANDLERS = {"tsetvalid": tsetvalid, "tbatchmatmul": tbatchmatmul, "tbatchmatmul.acc": tbatchmatmul, "texpandclone": texpandclone}

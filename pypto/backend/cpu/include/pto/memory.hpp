@@ -506,6 +506,14 @@ template <class D, class S> PTO_INLINE void TEXTRACT(D& dst, const S& src, int r
 template <class D, class S, class R, class C> PTO_INLINE void TEXTRACT_TILE(D& dst, const S& src, R r0, C c0) {
   TEXTRACT(dst, src, int(r0), int(c0));
 }
+// TSETVALID(dst, src, rows, cols): the whole tile copied (nothing when dst is src), the valid extents set
+template <class D, class S, class R, class C> PTO_INLINE void TSETVALID(D& dst, const S& src, R rows, C cols) {
+  static_assert(D::Rows == S::Rows && D::Cols == S::Cols);
+  if (static_cast<const void*>(dst.data) != static_cast<const void*>(src.data))
+    for (int r = 0; r < D::Rows; ++r)
+      for (int c = 0; c < D::Cols; ++c) dst.at(r, c) = src.at(r, c);
+  dst.set_valid(int(rows), int(cols));
+}
 // TINSERT(dst, src, r0, c0): dst[r0 + i, c0 + j] = src[i, j] over src's valid region.
 template <class D, class S> PTO_INLINE void TINSERT(D& dst, const S& src, int r0, int c0) {
   static_assert(S::kRowMajor && D::kRowMajor);
