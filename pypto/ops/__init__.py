@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registration)
     memory,
     ordering,
     reduction,
+    rng,
     shape,
     system,
 )

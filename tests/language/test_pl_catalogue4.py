@@ -292,3 +292,57 @@ class Bad:
     with pytest.raises(ParserTypeError, match=re.escape("valid_rows 5 is outside [0, 4]")) as e:
         pl.parse(src)
     assert "r = pl.set_validshape" in str(e.value)
+
+
+@pl.program
+class Random:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, o: pl.Out[pl.Tensor[[4, 256], pl.UINT32]], d: pl.Out[pl.Tensor[[8, 128], pl.INT32]]):
+        a = pl.tile.random(0x1234, 0x5678, 1, 2, 3, 4, [4, 256])
+        b = pl.tile.random(0x0ABC, 0x0DEF, 0xFFFFFFFF, 0, 0, 0, [8, 128], dtype=pl.INT32, rounds=7)
+        b2 = pl.tile.random(0x0ABC, 0x0DEF, 0xFFFFFFFF, 0, 0, 0, [8, 128], dtype=pl.INT32, rounds=7)
+        o = pl.store(a, [0, 0], o)
+        d = pl.store(pl.sub(b, b2), [0, 0], d)  # same seeds, same bits
+        return o, d
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, o: pl.Out[pl.Tensor[[4, 256], pl.UINT32]], d: pl.Out[pl.Tensor[[8, 128], pl.INT32]]):
+        o, d = self.k(o, d)
+        return o, d
+
+
+def test_philox_reference_matches_the_published_known_answers():
+    from pypto.ops.rng import philox  # (Random123's Philox-4x32-10 known-answer vectors)
+    assert [hex(v) for v in philox(0, 0, (0, 0, 0, 0), 4)] == ["0x6627e8d5", "0xe169c58d", "0xbc57ac4c", "0x9b00dbd8"]
+    assert [hex(v) for v in philox(0xA4093822, 0x299F31D0, (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), 4)] \
+        == ["0xd16cfe09", "0x94fdcceb", "0x5001e420", "0x24126ea1"]
+
+
+@pytest.mark.parametrize("platform", BACKENDS)
+def test_random_tiles_are_the_philox_words_and_deterministic(platform):
+    from pypto.ops.rng import philox
+    o, d = np.zeros((4, 256), np.uint32), np.ones((8, 128), np.int32)
+    ir.compile(Random)(o, d, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(o.reshape(-1), philox(0x1234, 0x5678, (1, 2, 3, 4), 1024))
+    np.testing.assert_array_equal(d, 0)
+    assert len(np.unique(o)) > 1000  # (not a constant fill)
+
+
+@pytest.mark.parametrize("call,msg", [
+    ("pl.tile.random(1, 2, 3, 4, 5, 6, [4, 8], dtype=pl.FP32)", "dtype must be UINT32 or INT32"),
+    ("pl.tile.random(1, 2, 3, 4, 5, 6, [4, 8], rounds=8)", "rounds must be 7 or 10"),
+])
+def test_random_refusals_name_the_problem_and_line(call, msg):
+    src = f"""
+import pypto.language as pl
+
+@pl.program
+class Bad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32]):
+        r = {call}
+        return r
+"""
+    with pytest.raises(ParserTypeError, match=msg) as e:
+        pl.parse(src)
+    assert call in str(e.value)

@@ -69,6 +69,15 @@ TCASES = [TCase("tensor.expand_clone", f"pl.expand_clone({{{v}}}, t0)",
                 pre=(f"t0 = pl.create_tensor([{R}, {C}], dtype=pl.{{dt}})",))
           for v in ("row", "col")] + [_TFILL]
 # an L1 buffer: zeros where nothing was assembled (in a kernel: it exists only on the chip)
+# Philox bits (ops/rng.py), plus an operand so the row has one: the bits are the same on both backends
+CASES.append(Case("block.random", ("a",), id="random_add", blocks=1, out="full", dtypes=("INT32",),
+                  call=f"pl.add({{0}}, pl.tile.random(0x1234, 0x5678, 1, 2, 3, 4, [{R}, {C}], dtype=pl.INT32))",
+                  expect=lambda args, vr, vc, dt: (args[0].astype(np.int64) + ref("block.random")(
+                      0x1234, 0x5678, 1, 2, 3, 4, (R, C), dtype=DataType.INT32)).astype(np.int32)))
+TCASES.append(TCase("tensor.random", f"pl.random(9, 10, 0xFFFFFFFF, 7, 0, 0, [{R}, {C}], dtype=pl.INT32, rounds=7)",
+                    lambda x, dt: ref("tensor.random")(9, 10, 0xFFFFFFFF, 7, 0, 0, (R, C), dtype=DataType.INT32,
+                                                       rounds=7),
+                    ("random",), dtypes=("INT32",)))
 TCASES.append(TCase("tensor.create_l1", "pl.add(t0, {a})", lambda x, dt: x["a"] + np.zeros((), x["a"].dtype),
                     ("create_l1",), pre=(f"t0 = pl.create_l1([{R}, {C}], pl.{{dt}})",), incore=True))
 
@@ -85,10 +94,12 @@ PROBE_CALL = {"block.batch_matmul": _probe(False), "block.batch_matmul_acc": _pr
                                             T._ints(4, 16)), {}),
               "block.set_validshape": lambda dt: ((T._tile(dt), _I(5), _I(20)), {}),
               "tensor.set_validshape": lambda dt: ((T._tensor(dt), _I(13), _I(37)), {}),
+              "block.random": lambda dt: ((*(_I(v) for v in (1, 2, 3, 4, 5, 6)), T._ints(R, C)), {"dtype": dt}),
+              "tensor.random": lambda dt: ((*(_I(v) for v in (1, 2, 3, 4, 5, 6)), T._ints(R, C)), {"dtype": dt}),
               "tensor.create_l1": lambda dt: ((T._ints(R, C),), {"dtype": dt}),
               "tensor.expand_clone": lambda dt: ((T._tensor(dt, (R, 1)), T._tensor(dt, (R, C))), {})}
 SHARD_FAMILIES = {"matmul": ("batch_matmul", "batch_matmul_acc"), "layout": ("extract", "expand_clone", "set_validshape"),
-                  "memory": ("create_l1",)}
+                  "memory": ("create_l1", "random")}
 
 
 def install() -> None:

@@ -165,7 +165,7 @@ CPU: dict[str, Lowering] = {
     "ttrans": Library(MEM), "treshape": Library(MEM), "tconcat": Library(MEM), "tfillpad": Library(MEM),
     "textract": Library(MEM), "tinsert": Library(MEM),
     "tgather": Library(IDX), "tscatter": Library(IDX), "tgathermask": Library(IDX),
-    "treinterpret": Library(IDX), "tci": Library(ELEM),
+    "treinterpret": Library(IDX), "tci": Library(ELEM), "trandom": Library(ELEM),
     # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
     "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
     "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
