@@ -16,7 +16,8 @@ from pypto.language.errors import ParserTypeError
 from pypto.runtime import RunConfig
 
 B, M, K, N = 3, 16, 8, 24
-BACKENDS = ["interp", pytest.param("cpu", marks=pytest.mark.native)]
+# ir.compile builds the CPU library whichever backend then runs the program: every compiling test is native
+BACKENDS = [pytest.param("interp", marks=pytest.mark.native), pytest.param("cpu", marks=pytest.mark.native)]
 
 
 @pl.program
