@@ -6,6 +6,7 @@ from pypto.ir import task_ops as _task_ops  # noqa: F401  (the task language's o
 from . import (  # noqa: F401  (registration)
     catalogue,  # (imports the families it builds on first)
     catalogue2,
+    catalogue4,
     creation,
     elementwise,
     elementwise_math,
@@ -17,6 +18,7 @@ from . import (  # noqa: F401  (registration)
     memory,
     ordering,
     reduction,
+    rng,
     shape,
     system,
 )

@@ -129,10 +129,12 @@ add_dsl_name("pl.block.fillpad_inplace", block_ops.fillpad)  # same numbers; buf
 
 def _transpose_view_rule(args, kw):
     t = expect_tile("block.transpose_view", args[0], "input")
-    if t.rank != 2:
-        raise OpError(f"block.transpose_view: needs a 2-D tile, got rank {t.rank}")
-    return tile_result((t.shape[1], t.shape[0]), t.dtype, memory_space=t.space,
-                       valid_shape=(t.valid_shape[1], t.valid_shape[0]))
+    if t.rank < 2:
+        raise OpError(f"block.transpose_view: needs a tile of rank 2 or more, got rank {t.rank}")
+    if t.rank > 2 and t.static_shape() is None:  # (the CPU splits batches by the static shapes)
+        raise OpError("block.transpose_view: a batched (rank > 2) tile needs a static shape")
+    sw = lambda s: (*s[:-2], s[-1], s[-2])  # noqa: E731  (the last two dims swapped)
+    return tile_result(sw(tuple(t.shape)), t.dtype, memory_space=t.space, valid_shape=sw(tuple(t.valid_shape)))
 
 
 define("block.transpose_view", [arg("input", "tile")], _transpose_view_rule, traits=LAYOUT,

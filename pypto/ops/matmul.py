@@ -139,18 +139,70 @@ define("block.gemv_bias", [arg("lhs", "tile"), arg("rhs", "tile"), arg("bias", "
        pto="tgemv.bias", pipe=M, dsl=("pl.block.gemv_bias", "pl.gemv_bias"), doc="[1, K] @ [K, N] + bias")
 
 
+def batch_dims(name: str, a, b, a_trans: bool = False, b_trans: bool = False) -> tuple[int, ...]:
+    """The broadcast leading dims of a batched matmul. The CPU tile is 2-D (rows = the product of the
+    leading dims), so each side's batch must be the whole broadcast batch or a single matrix."""
+    if max(a.rank, b.rank) < 3 or min(a.rank, b.rank) < 2:
+        raise OpError(f"{name}: needs 3-D (or higher) operands, got ranks {a.rank} and {b.rank}",
+                      hint="for 2-D operands use pl.matmul")
+    sa, sb = a.static_shape(), b.static_shape()
+    if sa is None or sb is None:
+        raise OpError(f"{name}: a batched matmul needs static shapes")
+    sa, sb = [int(d) for d in sa], [int(d) for d in sb]
+    if a_trans:
+        sa[-2:] = sa[-1], sa[-2]
+    if b_trans:
+        sb[-2:] = sb[-1], sb[-2]
+    try:
+        out = tuple(int(d) for d in np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+    except ValueError:
+        raise OpError(f"{name}: leading dims {sa[:-2]} and {sb[:-2]} do not broadcast") from None
+    total = int(np.prod(out, dtype=np.int64))
+    for side, dims in (("lhs", sa[:-2]), ("rhs", sb[:-2])):
+        if int(np.prod(dims, dtype=np.int64)) not in (1, total):
+            raise OpError(f"{name}: {side}'s leading dims {dims} broadcast partly to {list(out)}; "
+                          "supported: the whole batch or a single matrix")
+    if sa[-1] != sb[-2]:
+        raise OpError(f"{name}: inner dimensions differ ({sa[-1]} vs {sb[-2]})")
+    return (*out, sa[-2], sb[-1])
+
+
 def _batch_rule(args, kw):
     a = expect_tile("block.batch_matmul", args[0], "lhs")
     b = expect_tile("block.batch_matmul", args[1], "rhs")
-    if a.rank != 3 or b.rank != 3:
-        raise OpError("block.batch_matmul: needs 3-D operands")
+    shape = batch_dims("block.batch_matmul", a, b)
     dt = acc_dtype(a.dtype, b.dtype, "block.batch_matmul")
-    return tile_result((a.shape[0], a.shape[1], b.shape[2]), dt, memory_space=MemorySpace.Acc)
+    return tile_result(shape, dt, memory_space=MemorySpace.Acc)
 
 
-define("block.batch_matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _batch_rule, traits=MATMUL,
-       reference=lambda a, b: np.matmul(nm.up(a).astype(np.float64), nm.up(b).astype(np.float64)), pipe=M,
-       dsl=(), doc="batched matmul (IR only, not exposed in pl)")
+def _batch_acc_rule(args, kw):
+    acc = expect_tile("block.batch_matmul_acc", args[0], "acc")
+    a = expect_tile("block.batch_matmul_acc", args[1], "lhs")
+    b = expect_tile("block.batch_matmul_acc", args[2], "rhs")
+    want = batch_dims("block.batch_matmul_acc", a, b)
+    dt = acc_dtype(a.dtype, b.dtype, "block.batch_matmul_acc")
+    if acc.static_shape() is None or tuple(int(d) for d in acc.static_shape()) != want:
+        raise OpError(f"block.batch_matmul_acc: acc must be {list(want)}, got {list(acc.shape)}")
+    if acc.dtype is not dt:
+        raise OpError(f"block.batch_matmul_acc: acc must be {dt.name}, got {acc.dtype.name}")
+    return tile_result(acc.shape, dt, memory_space=acc.space, like=acc)
+
+
+def _bmm(a, b):
+    a, b = nm.up(a), nm.up(b)
+    if a.dtype.kind in "iu":
+        return np.matmul(a.astype(np.int64), b.astype(np.int64))
+    return np.matmul(a.astype(np.float64), b.astype(np.float64))
+
+
+# (pto: our own instructions; the batch split is recovered from the 2-D tiles' static shapes, see
+# pto/matmul.hpp TBATCHMATMUL and interp/batch_ops.py)
+_block_bmm = define("block.batch_matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _batch_rule, traits=MATMUL,
+                    reference=_bmm, pto="tbatchmatmul", pipe=M, dsl=("pl.block.batch_matmul", "pl.batch_matmul"),
+                    doc="C[b] = A[b] @ B[b] over the broadcast leading dims, into an Acc tile")
+define("block.batch_matmul_acc", [arg("acc", "tile"), arg("lhs", "tile"), arg("rhs", "tile")], _batch_acc_rule,
+       traits=MATMUL, reference=lambda c, a, b: c + _bmm(a, b), pto="tbatchmatmul.acc", pipe=M, result_reuses=0,
+       dsl=("pl.block.batch_matmul_acc",), doc="acc[b] + A[b] @ B[b], in place on the Acc tile")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,9 +212,11 @@ define("block.batch_matmul", [arg("lhs", "tile"), arg("rhs", "tile")], _batch_ru
 def _tensor_matmul_rule(args, kw):
     a = expect_tensor("tensor.matmul", args[0], "lhs")
     b = expect_tensor("tensor.matmul", args[1], "rhs")
-    m, _, n = _mm_shapes("tensor.matmul", a, b, kw["a_trans"], kw["b_trans"])
     acc_dtype(a.dtype, b.dtype, "tensor.matmul")  # (checks the operand dtypes)
     dt = kw["out_dtype"] or a.dtype  # reference §1.2: out_dtype, or the (equal) operand dtype
+    if max(a.rank, b.rank) > 2:  # batched over the broadcast leading dims (tiling.py: block.batch_matmul)
+        return TensorType(batch_dims("tensor.matmul", a, b, kw["a_trans"], kw["b_trans"]), dt)
+    m, _, n = _mm_shapes("tensor.matmul", a, b, kw["a_trans"], kw["b_trans"])
     return TensorType((m, n), dt)
 
 
@@ -170,6 +224,11 @@ def _tensor_matmul_acc_rule(args, kw):
     acc = expect_tensor("tensor.matmul_acc", args[0], "acc")
     a = expect_tensor("tensor.matmul_acc", args[1], "lhs")
     b = expect_tensor("tensor.matmul_acc", args[2], "rhs")
+    if max(a.rank, b.rank) > 2:
+        want = batch_dims("tensor.matmul_acc", a, b, kw["a_trans"], kw["b_trans"])
+        if acc.static_shape() is None or tuple(int(d) for d in acc.static_shape()) != want:
+            raise OpError(f"tensor.matmul_acc: acc must be {list(want)}, got {list(acc.shape)}")
+        return acc
     m, _, n = _mm_shapes("tensor.matmul_acc", a, b, kw["a_trans"], kw["b_trans"])
     if acc.rank != 2 or dim_eq(acc.shape[0], m) is False or dim_eq(acc.shape[1], n) is False:
         raise OpError("tensor.matmul_acc: acc shape does not match lhs @ rhs")
@@ -177,7 +236,7 @@ def _tensor_matmul_acc_rule(args, kw):
 
 
 def _tmm_ref(a, b, *, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False):
-    return _mm(a.T if a_trans else a, b.T if b_trans else b)
+    return _mm(np.swapaxes(a, -1, -2) if a_trans else a, np.swapaxes(b, -1, -2) if b_trans else b)
 
 
 _tensor_matmul = define("tensor.matmul", [arg("lhs", "tensor"), arg("rhs", "tensor"), attr("out_dtype", "dtype", None),

@@ -53,8 +53,10 @@ def _transpose_rule(name: str, level: str):
         a1, a2 = a1 % r, a2 % r
         if isinstance(t, TileType) and a1 != a2:
             lead = [static_dim(d) for d in t.shape[:-2]]
-            if {a1, a2} != {r - 2, r - 1} or any(d != 1 for d in lead):
-                raise OpError(f"{name}: a tile transposes its last two axes (a 2-D tile); got axes {kw['axis1']}, "
+            # (leading dims of a static shape: a batched pto.ttrans, each batch's matrix transposed)
+            if {a1, a2} != {r - 2, r - 1} or (t.static_shape() is None and any(d != 1 for d in lead)):
+                raise OpError(f"{name}: a tile transposes its last two axes (of a static shape when it has "
+                              f"leading dims); got axes {kw['axis1']}, "
                               f"{kw['axis2']} of a rank-{r} tile",
                               hint="reshape to 2-D first, or transpose in the orchestration by viewing the data")
         shape = list(t.shape)

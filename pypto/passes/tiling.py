@@ -41,6 +41,7 @@ from pypto.ops.typing import dim_eq
 
 from .base import PassError
 from .outline_utils import flatten_items, use_counts
+from .tiling_batch import batch_matmul, expand_clone
 
 Vec, Mat, Left, Right, Acc = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
 DYNAMIC_HINT = ("tensor-level kernels are tiled automatically only when every op is row-local (elementwise, row "
@@ -183,6 +184,8 @@ def _matmul(conv, c: Call, s: Stmt, hint: str):
     kw = dict(c.kwargs)
     acc_form = c.op is tensor_ops.matmul_acc
     lhs, rhs = c.args[1:] if acc_form else c.args[:2]
+    if max(lhs.type.rank, rhs.type.rank) > 2:  # rank > 2: batched over the leading dims
+        return batch_matmul(conv, c, s, hint, acc_form)
     a = conv.as_tile(lhs, Left, bool(kw.get("a_trans")), s.span)
     b = conv.as_tile(rhs, Right, bool(kw.get("b_trans")), s.span)
     if acc_form:
@@ -215,6 +218,18 @@ def _view(conv, c: Call, s: Stmt, hint: str):
     _static(conv, c.args[1], s)
     t = conv.as_tile(c.args[0], Vec, span=s.span)
     return conv.tile(hint, conv.op(block_ops.view, [t, shape, offs, *([valid] if valid else [])], {}, s.span), s.span)
+
+
+def _set_validshape(conv, c: Call, s: Stmt, hint: str):
+    """A window of the whole tensor with the new valid shape (a DDR window: the load's valid_shapes)."""
+    src = conv.value(c.args[0])
+    valid = tuple(conv.remap.visit(a) for a in c.args[1:3])
+    if isinstance(src, Window):
+        slot: list = []
+        conv.items.append(slot)
+        return Window(src.tensor, src.root, src.offsets, src.shape, valid, slot)
+    t = conv.as_tile(c.args[0], Vec, span=s.span)
+    return conv.tile(hint, conv.op(block_ops.set_validshape, [t, *valid], {}, s.span), s.span)
 
 
 def _create(conv, c: Call, s: Stmt, hint: str):
@@ -303,11 +318,26 @@ def _assemble(conv, c: Call, s: Stmt, hint: str):
     return conv.tile(hint, conv.op(block_ops.assemble, [t, src, off], {}, s.span), s.span)
 
 
+def _expand_clone(conv, c: Call, s: Stmt, hint: str):
+    """The broadcast copy, written into the target when it is a DDR window (the public API's
+    expand_clone fills its target: `y = pl.expand_clone(x, y)` into an Out parameter)."""
+    t = expand_clone(conv, c, s, hint)
+    tgt = conv.value(c.args[1])
+    if not isinstance(tgt, Window):
+        return t
+    st = conv.let(hint, conv.op(block_ops.store, [t.var, tuple(tgt.offsets), tgt.tensor], {}, s.span), s.span)
+    conv.written.add(tgt.root)
+    slot: list = []
+    conv.items.append(slot)
+    return Window(st, tgt.root, tgt.offsets, tgt.shape, tgt.valid, slot, alias=True)
+
+
 # the tensor ops with a tiling rule of their own (the rest go by shape class, or become their tile form)
 SPECIAL = {
     tensor_ops.view: _view, tensor_ops.create: _create, tensor_ops.dim: _dim, tensor_ops.read: _read,
     tensor_ops.write: _write, tensor_ops.assemble: _assemble, tensor_ops.matmul: _matmul,
-    tensor_ops.matmul_acc: _matmul,
+    tensor_ops.matmul_acc: _matmul, tensor_ops.expand_clone: _expand_clone,
+    tensor_ops.set_validshape: _set_validshape, tensor_ops.create_l1: _create,
 }
 
 

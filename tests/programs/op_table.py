@@ -79,7 +79,6 @@ SKIP = {
     "system.syncall": "a barrier across the blocks of an spmd grid, no value: tests/language/test_tasks.py checks "
                       "the rendezvous on both backends",
     "block.alloc": "buffer declaration inserted by InitMemRef; every kernel of this file allocates through it",
-    "block.batch_matmul": "IR-only op: no pl spelling and no PTO instruction (registry dsl=())",
 }
 
 
@@ -1363,6 +1362,11 @@ _catalogue2.install()
 from . import op_table_catalogue3 as _catalogue3  # noqa: E402
 
 _catalogue3.install()
+
+# batched matmul and the rest of pl-head §3.1-3.6 (op_table_catalogue4.py)
+from . import op_table_catalogue4 as _catalogue4  # noqa: E402
+
+_catalogue4.install()
 
 
 if __name__ == "__main__":

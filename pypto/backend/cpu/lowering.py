@@ -165,7 +165,7 @@ CPU: dict[str, Lowering] = {
     "ttrans": Library(MEM), "treshape": Library(MEM), "tconcat": Library(MEM), "tfillpad": Library(MEM),
     "textract": Library(MEM), "tinsert": Library(MEM),
     "tgather": Library(IDX), "tscatter": Library(IDX), "tgathermask": Library(IDX),
-    "treinterpret": Library(IDX), "tci": Library(ELEM),
+    "treinterpret": Library(IDX), "tci": Library(ELEM), "trandom": Library(ELEM),
     # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
     "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
     "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
@@ -173,6 +173,8 @@ CPU: dict[str, Lowering] = {
     # packed predicate masks (pto/masks.hpp)
     "tcmp.mask": Library(MASK), "tcmps.mask": Library(MASK), "tsel.mask": Library(MASK),
     "tmatmul": Library(MM), "tmatmul.acc": Library(MM), "tmatmul.bias": Library(MM),
+    "tbatchmatmul": Library(MM), "tbatchmatmul.acc": Library(MM), "texpandclone": Library(MEM),
+    "textract.tile": Library(MEM), "tsetvalid": Library(MEM),
     "tgemv": Library(MM), "tgemv.acc": Library(MM), "tgemv.bias": Library(MM),
     # emitted by KernelEmitter's own methods (op_tload, ...)
     "tload": Library(EMIT, fusable=True), "tstore": Library(EMIT, fusable=True), "tmov": Library(EMIT, fusable=True),

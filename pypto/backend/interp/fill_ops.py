@@ -42,6 +42,15 @@ def tpart(op: Op, ins: list, dst: Tile) -> None:
     dst.arr[:vr, :vc] = cast_array(res, dst.arr.dtype)
 
 
-HANDLERS = {"ttri": ttri, "tpartadd": tpart, "tpartmul": tpart, "tpartmax": tpart, "tpartmin": tpart}
+def trandom(op: Op, ins: list, dst: Tile) -> None:
+    """pto.trandom: the whole tile from the six seed scalars (ops/rng.py's Philox convention)."""
+    if len(ins) != 6 or any(isinstance(v, Tile) for v in ins):
+        raise InterpError("pto.trandom takes six scalar operands (key0, key1, c0, c1, c2, c3)")
+    res = block_ops.random.reference(*(int(v) for v in ins), (dst.rows, dst.cols), dtype=DTYPES[dst.buf.dtype],
+                                     rounds=int(op.attrs.get("rounds", 10)))
+    dst.arr[:, :] = res.view(dst.arr.dtype)
+
+
+HANDLERS = {"trandom": trandom, "ttri": ttri, "tpartadd": tpart, "tpartmul": tpart, "tpartmax": tpart, "tpartmin": tpart}
 
 __all__ = ["HANDLERS"]

@@ -26,6 +26,8 @@ from pypto.ops.registry import OpError, block_ops
 from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op
 
+from .batch_ops import HANDLERS as BATCH_HANDLERS
+from .batch_ops import batched_trans
 from .errors import InterpError
 from .fill_ops import HANDLERS as FILL_HANDLERS
 from .values import DTYPES, Tile, cast_array, compute_dtype
@@ -354,11 +356,17 @@ def tci(op: Op, ins: list, dst: Tile) -> None:
     _write(dst, res, (dst.vr, dst.vc), "tci")
 
 
+def ttrans(op: Op, ins: list, dst: Tile) -> None:
+    if not batched_trans(ins, dst):  # (a 3-D tile's batches: batch_ops.py)
+        generic(op, "ttrans", ins, dst)
+
+
 HANDLERS: dict[str, Callable[[Op, list, Tile], None]] = {
     "texpands": texpands, "tci": tci, "tfillpad": tfillpad, "textract": textract, "tinsert": tinsert, "tmov": tmov,
-    "tsetval": tsetval,
+    "tsetval": tsetval, "ttrans": ttrans, "textract.tile": textract,
 }
 HANDLERS.update(FILL_HANDLERS)  # ttri (fill_ops.py)
+HANDLERS.update(BATCH_HANDLERS)  # tbatchmatmul (batch_ops.py)
 
 
 # instructions the kernel executor runs itself (interp/kernel.py: DDR windows, flags, element reads)

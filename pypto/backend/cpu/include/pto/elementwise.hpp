@@ -128,6 +128,36 @@ template <class D, class S> PTO_INLINE void TEXPANDS(D& dst, S s) {
   }
 }
 
+// TRANDOM(dst, key0, key1, c0, c1, c2, c3, rounds): Philox-4x32 (ops/rng.py's convention): element j
+// of the row-major tile is word j % 4 of Philox(key, counter + j / 4), the counter a 128-bit add.
+template <class D, class K0, class K1, class S0, class S1, class S2, class S3>
+PTO_INLINE void TRANDOM(D& dst, K0 key0, K1 key1, S0 c0, S1 c1, S2 c2, S3 c3, int rounds) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor && sizeof(T) == 4);
+  auto u32 = [](auto v) { return uint32_t(uint64_t(scalar_to<int64_t>(v))); };
+  const uint32_t k00 = u32(key0), k10 = u32(key1), base[4] = {u32(c0), u32(c1), u32(c2), u32(c3)};
+  const long n = long(D::Rows) * D::Cols;
+  for (long b = 0; b * 4 < n; ++b) {
+    uint32_t x[4];
+    uint64_t carry = uint64_t(b);
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t s = uint64_t(base[i]) + (carry & 0xFFFFFFFFu);
+      x[i] = uint32_t(s);
+      carry = (carry >> 32) + (s >> 32);
+    }
+    uint32_t k0 = k00, k1 = k10;
+    for (int r = 0; r < rounds; ++r) {
+      if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+      const uint64_t p0 = uint64_t(0xD2511F53u) * x[0], p1 = uint64_t(0xCD9E8D57u) * x[2];
+      const uint32_t y0 = uint32_t(p1 >> 32) ^ x[1] ^ k0, y2 = uint32_t(p0 >> 32) ^ x[3] ^ k1;
+      x[0] = y0; x[1] = uint32_t(p1); x[2] = y2; x[3] = uint32_t(p0);
+    }
+    for (int i = 0; i < 4 && b * 4 + i < n; ++i) {
+      const long j = b * 4 + i;
+      std::memcpy(&dst.data[j], &x[i], 4);
+    }
+  }
+}
 // TCI(dst, start, step, descending): column j of every valid row is start + j * step (minus when
 // descending). Integers in 64-bit, wrapping into T; floats in double from the fp32 scalars, rounded once.
 template <class D, class S, class P> PTO_INLINE void TCI(D& dst, S start, P step, int descending) {

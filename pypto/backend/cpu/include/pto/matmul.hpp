@@ -448,4 +448,39 @@ PTO_INLINE void TGEMV_ACC(C& dst, const C0& acc, const A& lhs, const B& rhs) { T
 template <class C, class A, class B, class Bias>
 PTO_INLINE void TGEMV_BIAS(C& dst, const A& lhs, const B& rhs, const Bias& bias) { TMATMUL_BIAS(dst, lhs, rhs, bias); }
 
+
+// Batched forms. A tile is 2-D here (rows = the product of the leading dims), so the batch split is
+// recovered from the static shapes: K = lhs cols, rhs batches = rhs rows / K, M = dst rows / that;
+// a side with one matrix is broadcast (rhs: the flattened lhs times one matrix). Plain loops (any
+// layout through at()), fp32 / int32 accumulation in double / int64 like the reference.
+namespace gemm {
+template <class C, class A, class B>
+PTO_NOINLINE void batched(C& dst, const A& lhs, const B& rhs, const C* acc) {
+  using T = typename C::value_type;
+  using W = std::conditional_t<is_int_v<T>, long long, double>;
+  constexpr int K = A::Cols, N = C::Cols, nb = B::Rows / K;
+  static_assert(B::Rows % K == 0 && C::Rows % nb == 0, "batch_matmul: inconsistent tile shapes");
+  constexpr int M = nb == 1 ? C::Rows : C::Rows / nb, na = A::Rows / M;
+  static_assert(na == 1 || nb == 1 || na == nb, "batch_matmul: the batches do not broadcast");
+  for (int r = 0; r < C::Rows; ++r) {
+    const int bi = r / M, ar = na == 1 ? r % M : r, br = nb == 1 ? 0 : bi * K;
+    for (int j = 0; j < N; ++j) {
+      W s = acc ? W(to_compute(acc->at(r, j))) : W(0);
+      for (int k = 0; k < K; ++k) s += W(to_compute(lhs.at(ar, k))) * W(to_compute(rhs.at(br + k, j)));
+      dst.at(r, j) = from_compute<T>(compute_t<T>(s));
+    }
+  }
+}
+}  // namespace gemm
+template <class C, class A, class B> PTO_INLINE void TBATCHMATMUL(C& dst, const A& lhs, const B& rhs) {
+  gemm::batched(dst, lhs, rhs, static_cast<const C*>(nullptr));
+}
+template <class C, class A, class B> PTO_INLINE void TBATCHMATMUL_ACC(C& dst, const A& lhs, const B& rhs) {
+  gemm::batched(dst, lhs, rhs, &dst);
+}
+template <class C, class C0, class A, class B>
+PTO_INLINE void TBATCHMATMUL_ACC(C& dst, const C0& acc, const A& lhs, const B& rhs) {
+  static_assert(std::is_same_v<C, C0>);
+  gemm::batched(dst, lhs, rhs, &acc);
+}
 }  // namespace pto

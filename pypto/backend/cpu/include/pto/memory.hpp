@@ -471,12 +471,48 @@ template <class T> PTO_INLINE bool would_stream(const GTensor<T>& g, long vr, lo
 // ---- tile <-> tile -----------------------------------------------------------------------------------
 template <class D, class S> PTO_INLINE void TMOV(D& dst, const S& src) { detail::move<false>(dst, src); }
 template <class D, class S> PTO_INLINE void TMOV_T(D& dst, const S& src) { detail::move<true>(dst, src); }
-template <class D, class S> PTO_INLINE void TTRANS(D& dst, const S& src) { detail::move<true>(dst, src); }
-template <class D, class S, class Tmp> PTO_INLINE void TTRANS(D& dst, const S& src, Tmp&) { detail::move<true>(dst, src); }
+// A batched transpose (a 3-D tile_view's last two dims; tiles are 2-D: rows = batches x rows) has
+// src rows != dst cols: nb = src rows / dst cols matrices of [K, M] -> [M, K], whole tiles.
+template <class D, class S> PTO_INLINE void TTRANS(D& dst, const S& src) {
+  if constexpr (S::Rows != D::Cols) {
+    constexpr int K = D::Cols, M = S::Cols, nb = S::Rows / K;
+    static_assert(S::Rows % K == 0 && D::Rows == nb * M, "TTRANS: tiles do not split into batches");
+    for (int b = 0; b < nb; ++b)
+      for (int i = 0; i < M; ++i)
+        for (int k = 0; k < K; ++k) dst.at(b * M + i, k) = src.at(b * K + k, i);
+    dst.set_valid(D::Rows, D::Cols);
+  } else {
+    detail::move<true>(dst, src);
+  }
+}
+template <class D, class S, class Tmp> PTO_INLINE void TTRANS(D& dst, const S& src, Tmp&) { TTRANS(dst, src); }
+// TEXPANDCLONE(dst, src, d1, d2, bmask): src broadcast to the target dims [d0, d1, d2, d3] (d3 = dst
+// cols, d0 = dst rows / (d1 * d2)); bit i of bmask: dim i of src is 1 (repeated). Whole tiles.
+template <class D, class S> PTO_INLINE void TEXPANDCLONE(D& dst, const S& src, int d1, int d2, int bmask) {
+  const int s1 = (bmask & 2) ? 1 : d1, s2 = (bmask & 4) ? 1 : d2;
+  for (int r = 0; r < D::Rows; ++r) {
+    const int i0 = r / (d1 * d2), i1 = (r / d2) % d1, i2 = r % d2;
+    const int sr = (((bmask & 1) ? 0 : i0) * s1 + ((bmask & 2) ? 0 : i1)) * s2 + ((bmask & 4) ? 0 : i2);
+    for (int c = 0; c < D::Cols; ++c) dst.at(r, c) = src.at(sr, (bmask & 8) ? 0 : c);
+  }
+  dst.set_valid(D::Rows, D::Cols);
+}
 // TEXTRACT(dst, src, r0, c0): dst[i, j] = src[r0 + i, c0 + j] (dst may be Left/Right: packs).
 template <class D, class S> PTO_INLINE void TEXTRACT(D& dst, const S& src, int r0, int c0) {
   static_assert(S::kRowMajor);
   detail::put_block(dst, src.data + long(r0) * S::Cols + c0, S::Cols, 1, dst.vr, dst.vc);
+}
+// TEXTRACT_TILE: pl.tile.extract's instruction (the same copy; the destination's space may differ)
+template <class D, class S, class R, class C> PTO_INLINE void TEXTRACT_TILE(D& dst, const S& src, R r0, C c0) {
+  TEXTRACT(dst, src, int(r0), int(c0));
+}
+// TSETVALID(dst, src, rows, cols): the whole tile copied (nothing when dst is src), the valid extents set
+template <class D, class S, class R, class C> PTO_INLINE void TSETVALID(D& dst, const S& src, R rows, C cols) {
+  static_assert(D::Rows == S::Rows && D::Cols == S::Cols);
+  if (static_cast<const void*>(dst.data) != static_cast<const void*>(src.data))
+    for (int r = 0; r < D::Rows; ++r)
+      for (int c = 0; c < D::Cols; ++c) dst.at(r, c) = src.at(r, c);
+  dst.set_valid(int(rows), int(cols));
 }
 // TINSERT(dst, src, r0, c0): dst[r0 + i, c0 + j] = src[i, j] over src's valid region.
 template <class D, class S> PTO_INLINE void TINSERT(D& dst, const S& src, int r0, int c0) {
