@@ -131,6 +131,34 @@ def _store(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
         cg.alias_tensor(result, out)
 
 
+def _whole(cg: KernelCodegen, tensor: E.Expr, span) -> Value:
+    """A window over the whole tensor: data-dependent access (mgather / mscatter) may touch any of it."""
+    t = tensor.type
+    assert isinstance(t, TensorType)
+    zeros = E.MakeTuple(tuple(E.ConstInt(0, DataType.INDEX) for _ in t.shape))
+    return _partition(cg, tensor, zeros, list(t.shape), span)
+
+
+def _mgather(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    from pypto.ops.gather_memory import COALESCE, OOB_MODES
+
+    pv = _whole(cg, c.args[0], c.span)
+    idx = c.args[1]
+    assert isinstance(idx, E.Var)
+    dst = _dst(cg, c, result)
+    attrs = {"coalesce": COALESCE.index(c.kwarg("coalesce", "row")), "oob": OOB_MODES.index(c.kwarg("gather_oob", "undefined"))}
+    cg.emit(Op("pto.tmgather", ins=[pv, cg.tile(idx)], outs=[dst], attrs=attrs))
+
+
+def _mscatter(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    src, idx, out = c.args
+    assert isinstance(src, E.Var) and isinstance(idx, E.Var)
+    pv = _whole(cg, out, c.span)
+    cg.emit(Op("pto.tmscatter", ins=[cg.tile(src), cg.tile(idx)], outs=[pv]))
+    if result is not None:
+        cg.alias_tensor(result, out)
+
+
 def _create(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     _dst(cg, c, result)  # an uninitialised buffer: only the allocation
 
@@ -309,6 +337,8 @@ _SPECIAL = {
     block_ops.alloc: lambda cg, c, r: None,
     block_ops.load: _load,
     block_ops.store: _store,
+    block_ops.mgather: _mgather,
+    block_ops.mscatter: _mscatter,
     block_ops.create_tile: _create,
     block_ops.full: _full,
     block_ops.reshape: _reshape,

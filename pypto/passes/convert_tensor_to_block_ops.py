@@ -63,6 +63,8 @@ from .tiling import DYNAMIC_HINT, TileVal, Window, add_index, build_tiled_body, 
 
 Vec, Mat = MemorySpace.Vec, MemorySpace.Mat
 _CUBE_IN = (MemorySpace.Left, MemorySpace.Right)
+# block ops that take a kernel parameter tensor: the positions of their tensor operands
+_TENSOR_OPERAND = {"block.load": (0,), "block.store": (2,), "block.mgather": (0,), "block.mscatter": (2,)}
 
 
 class ConvertTensorToBlockOps(Pass):
@@ -352,16 +354,20 @@ class KernelConverter:
         """User-written tile code: operands follow the converted values; stores mark outputs."""
         op = c.op
         args = list(c.args)
+        writes = op in (block_ops.store, block_ops.mscatter)
         if op is block_ops.load and isinstance(self.value(args[0]), TileVal):
             # a tensor computed by tensor ops is already a tile: take the window of it
             t = self.as_tile(args[0], Vec, span=s.span)
             call = self.op(block_ops.view, [t, self.remap.visit(args[2]), self.remap.visit(args[1]),
                                           *(self.remap.visit(a) for a in args[3:])], {}, s.span)
         else:
-            for i in ([0] if op is block_ops.load else [2] if op is block_ops.store else []):
+            for i in _TENSOR_OPERAND.get(op.name, ()):
                 w = self.value(args[i])
                 if isinstance(w, Window):
-                    (self.written if op is block_ops.store else self.read).add(w.root)
+                    (self.written if writes else self.read).add(w.root)
+                    if op in (block_ops.mgather, block_ops.mscatter) and not w.full:
+                        raise PassError(f"{op.name} addresses a whole kernel parameter by index: pass the "
+                                           "tensor itself, not a slice of it", s.span)
                     if not w.full:  # a view of a parameter: offsets relative to the parameter
                         offs = self.remap.visit(args[1])
                         args[1] = MakeTuple(tuple(add_index(a, b) for a, b in zip(w.offsets, offs.elements)))
@@ -373,7 +379,7 @@ class KernelConverter:
                 call = self.op(op, list(new_args), dict(c.kwargs), s.span)
         if var is None:
             self.items.append(s if call is c else EvalStmt(call, span=s.span))
-            if op is block_ops.store:
+            if writes:
                 self.written.add(self._root(c.args[2]))
             return
         nv = var if structural_equal(var.type, call.type) else Var(var.name, call.type, span=var.span)
@@ -383,7 +389,7 @@ class KernelConverter:
         if isinstance(nv.type, TileType):
             self.bind(var, TileVal(nv, slot))
         elif isinstance(nv.type, TensorType):
-            root = self._root(c.args[2]) if op is block_ops.store else None
+            root = self._root(c.args[2]) if op in (block_ops.store, block_ops.mscatter) else None
             self.bind(var, Window(nv, root, zeros(nv.type.rank), nv.type.shape, None, slot, alias=True))
 
     def _root(self, e: Expr) -> Var | None:

@@ -75,6 +75,7 @@ ELEM, RED, MEM, MM, EMIT = "elementwise.hpp", "reduce.hpp", "memory.hpp", "matmu
 SORT = "sort.hpp"
 IDX = "indexing.hpp"
 GS = "gather_sort.hpp"
+GMEM = "gather_memory.hpp"
 MASK = "masks.hpp"
 
 CPU: dict[str, Lowering] = {
@@ -169,6 +170,8 @@ CPU: dict[str, Lowering] = {
     # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
     "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
     "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
+    # data-dependent DDR access (pypto/ops/gather_memory.py): the window is the whole tensor
+    "tmgather": Library(GMEM), "tmscatter": Library(GMEM),
     "tpartadd": Library(ELEM), "tpartmul": Library(ELEM), "tpartmax": Library(ELEM), "tpartmin": Library(ELEM),
     # packed predicate masks (pto/masks.hpp)
     "tcmp.mask": Library(MASK), "tcmps.mask": Library(MASK), "tsel.mask": Library(MASK),

@@ -16,6 +16,7 @@ import numpy as np
 
 from pypto.ir.enums import MemorySpace
 from pypto.ops import ops_by_pto
+from pypto.ops.gather_memory import OOB_MODES, oob_index
 from pypto.pto.model import (
     EnumAttr,
     Func,
@@ -115,6 +116,7 @@ class KernelExecutor(Executor):
                   "pto.tgetval": self.op_getval, "pto.tload": self.op_load, "pto.tstore": self.op_store})
         for short in _dps_names():
             h.setdefault(f"pto.{short}", self.op_dps)
+        h.update({"pto.tmgather": self.op_mgather, "pto.tmscatter": self.op_mscatter})
 
     # ---- views and tiles -------------------------------------------------------------------
 
@@ -240,6 +242,39 @@ class KernelExecutor(Executor):
                               f"[{t.vr}, {t.vc}] of tile %{t.value.name}")
         self.issue(op, "FIX" if t.loc == "acc" else "MTE3", [_tile_acc(t)], [_ddr_acc(w)])
         w.arr[...] = data.reshape(w.arr.shape)
+
+    def op_mgather(self, op: Op) -> None:
+        """Rows or flat elements of the whole tensor by index (pypto/ops/gather_memory.py)."""
+        if len(op.ins) != 2 or len(op.outs) != 1:
+            raise InterpError("pto.tmgather takes a window and an index tile, and writes one tile")
+        (w, idx), dst = self.vals(op.ins), self.get(op.outs[0])
+        if not (isinstance(w, Window) and isinstance(idx, Tile) and isinstance(dst, Tile)):
+            raise InterpError("pto.tmgather takes a window and an index tile, and writes one tile")
+        _same_dtype(op, w.arr.dtype, dst)
+        self.issue(op, "MTE2", [_ddr_acc(w), _tile_acc(idx)], [_tile_acc(dst)])
+        oob = OOB_MODES[int(op.attrs.get("oob", 0))]
+        if int(op.attrs.get("coalesce", 0)) == 0:
+            ix = idx.arr[0, : dst.vr] if idx.rows == 1 else idx.arr[: dst.vr, 0]
+            table = w.arr.reshape(w.arr.shape[0], -1)
+            pos, ok = oob_index(ix, table.shape[0], oob)
+            dst.arr[: dst.vr, : dst.vc] = np.where(ok[:, None], table[pos][:, : dst.vc], 0)
+        else:
+            table = w.arr.reshape(-1)
+            pos, ok = oob_index(idx.arr[: dst.vr, : dst.vc], table.size, oob)
+            dst.arr[: dst.vr, : dst.vc] = np.where(ok, table[pos], 0)
+
+    def op_mscatter(self, op: Op) -> None:
+        if len(op.ins) != 2 or len(op.outs) != 1:
+            raise InterpError("pto.tmscatter takes a tile and an index tile, and writes one window")
+        (src, idx), w = self.vals(op.ins), self.get(op.outs[0])
+        if not (isinstance(w, Window) and isinstance(idx, Tile) and isinstance(src, Tile)):
+            raise InterpError("pto.tmscatter takes a tile and an index tile, and writes one window")
+        _same_dtype(op, w.arr.dtype, src)
+        self.issue(op, "MTE3", [_tile_acc(src), _tile_acc(idx)], [_ddr_acc(w)])
+        u = idx.arr[: src.vr, : src.vc].astype(np.int64) & 0xFFFFFFFF
+        ok = u < w.arr.size
+        # through the N-d view (a strided one would not reshape in place); the last duplicate wins
+        w.arr[np.unravel_index(u[ok], w.arr.shape)] = src.arr[: src.vr, : src.vc][ok]
 
     def op_dps(self, op: Op) -> None:
         short = op.name[4:]

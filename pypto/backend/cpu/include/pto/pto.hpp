@@ -14,6 +14,7 @@
 #include "memory.hpp"
 #include "indexing.hpp"
 #include "gather_sort.hpp"
+#include "gather_memory.hpp"
 #include "masks.hpp"
 #include "matmul.hpp"
 #include "sync.hpp"
