@@ -51,6 +51,7 @@ def value_type(t: Type):
 class OrchestrationCodegen:
     def __init__(self, fn: Function, kernels: dict[str, KernelInfo], arch: str = "cpu"):
         self.fn = fn
+        self._use_counts = None
         self.kernels = kernels
         self.arch = arch
         self.names = Namer()
@@ -62,6 +63,15 @@ class OrchestrationCodegen:
         self.dyn: dict[E.DynVar, Value] = {}
         self.sc = ScalarEmitter(self.lookup, self.names.fresh, lambda: self.head, lambda: self.blocks[-1])
         self.tasks = TaskState(self)
+
+    def _used(self, var: E.Var) -> bool:
+        """Is `var` read anywhere in the function? (An unused kernel result needs no typed view: its
+        buffer may be a window clipped by a valid shape, which a reshape could not take.)"""
+        if self._use_counts is None:
+            from pypto.ir.variables import used_vars
+
+            self._use_counts = set(used_vars(self.fn.body))
+        return var in self._use_counts
 
     def lookup(self, v: E.Var) -> Value:
         if isinstance(v, E.DynVar):
@@ -269,7 +279,7 @@ class OrchestrationCodegen:
         for k, (v, t) in enumerate(zip(outs, rts)):
             # the kernel's result type may be more static than the buffer passed in (a [16, n] buffer
             # into a [16, 128] parameter): the result is the same buffer, viewed with the result's type
-            if isinstance(t, TensorType) and v.type != tensor_t(t):
+            if isinstance(t, TensorType) and v.type != tensor_t(t) and self._used(result):
                 cast = Value(self.names.fresh(f"{name}_out"), tensor_t(t))
                 self.emit(Op("pto.tensor_reshape", [cast], [v, *[self.sc.expr(d, DataType.INDEX) for d in t.shape]]))
                 outs[k] = cast

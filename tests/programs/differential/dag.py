@@ -307,7 +307,9 @@ def _call_text(v: Apply, a: list[str], ctx: EmitCtx) -> str:
     if form in ("cmp", "cmps"):
         rhs = a[1] if form == "cmp" else _scalar_text(v)
         cmp = f'"{v.attr}"' if sp % 2 else f'cmp_type="{v.attr}"'
-        return f"{'pl.block' if sp % 2 else 'pl'}.{v.fn}({a[0]}, {rhs}, {cmp})"
+        # (a tile compare spelled pl.cmp is today's packed mask, docs/compat.md; the DAG's compare is the
+        # 0 / 1 tile of pl.block.cmp)
+        return f"{'pl.block' if sp % 2 or ctx.level == 'tile' else 'pl'}.{v.fn}({a[0]}, {rhs}, {cmp})"
     if form == "ternary_s":
         return f"{'pl.block' if sp % 2 else 'pl'}.{v.fn}({a[0]}, {_scalar_text(v)}, {a[1]})"
     if form == "cast":
