@@ -15,6 +15,9 @@ from pypto import ir
 from pypto.ops import OPS
 from pypto.runtime import RunConfig
 
+# ir.compile builds the CPU library even for an interpreter run: every test here is native
+pytestmark = pytest.mark.native
+
 
 @pl.program
 class SortPipeline:

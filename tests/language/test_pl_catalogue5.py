@@ -13,6 +13,9 @@ from pypto import ir
 from pypto.ops.gather_memory import mgather_ref, mscatter_ref
 from pypto.runtime import RunConfig
 
+# ir.compile builds the CPU library even for an interpreter run: every test here is native
+pytestmark = pytest.mark.native
+
 PLATFORMS = ["interp", pytest.param("cpu", marks=pytest.mark.native)]
 ROWS, COLS, N = 64, 32, 16
 ROW_IDX = np.array([[-1, 64, 65, 7, 80, 0, 18, 55, 4, 70, 13, 47, 8, 38, 22, 60]], np.int32)

@@ -12,6 +12,9 @@ import pypto.language as pl
 from pypto import ir
 from pypto.runtime import RunConfig
 
+# ir.compile builds the CPU library even for an interpreter run: every test here is native
+pytestmark = pytest.mark.native
+
 
 def _program(mode):
     @pl.program

@@ -13,6 +13,9 @@ import pypto.language as pl
 from pypto import ir
 from pypto.runtime import RunConfig
 
+# ir.compile builds the CPU library even for an interpreter run: every test here is native
+pytestmark = pytest.mark.native
+
 PLATFORMS = ["interp", pytest.param("cpu", marks=pytest.mark.native)]
 R, C = 32, 32
 M, N = 2, 2
