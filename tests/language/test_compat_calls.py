@@ -201,3 +201,26 @@ class P:
     c = np.zeros((16, 32), np.float32)
     compile_(pl.parse_program(src), platform)(A, c, config=RunConfig(platform=platform))
     np.testing.assert_allclose(c, 2 * (A + 2.5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_slice_assignment_writes_the_window(platform):
+    # `t[a:b, :] = value` is an assemble at the slices' starts (today's programs write per-row scatters so)
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 32], pl.FP32], c: pl.InOut[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for i in pl.range(4):
+                c[i * 4 + 1 : i * 4 + 2, :] = pl.mul(a[i : i + 1, :], 2.0)
+        return c
+'''
+    a = RNG.standard_normal((4, 32)).astype(np.float32)
+    c = np.full((16, 32), 5, np.float32)
+    compile_(pl.parse_program(src), platform)(a, c, config=RunConfig(platform=platform))
+    want = np.full((16, 32), 5, np.float32)
+    want[1::4] = 2 * a
+    np.testing.assert_allclose(c, want, rtol=1e-6)

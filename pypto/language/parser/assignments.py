@@ -235,7 +235,7 @@ class AssignmentParser(ExprParser):
         for v in vals:
             if not isinstance(v, slice) or v.step not in (None, 1):
                 raise UnsupportedFeatureError("slice assignment needs plain slices on every axis", sp)
-            offs.append(0 if v.lower is None else v.lower)
+            offs.append(0 if v.start is None else v.start)
         offs += [0] * (base.type.rank - len(offs))
         call = self.call_entry("pl.assemble", lookup_dsl("pl", "assemble"), [base, value, offs], {}, sp, None)
         if isinstance(tgt.value, ast.Name):
