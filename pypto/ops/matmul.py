@@ -42,11 +42,12 @@ _ROLE_SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right}
 
 
 def _spaces(name: str, **tiles) -> None:
-    """The cube unit reads Left / Right tiles (a Right tile has the packed layout the unit needs)."""
+    """The cube unit reads Left / Right tiles (a Right tile has the packed layout the unit needs). A Mat
+    (L1) operand is accepted too: AutoTileMatmulL0 moves it into L0, in pieces if it does not fit."""
     for role, t in tiles.items():
         want = _ROLE_SPACE[role]
         have = getattr(t, "memory_space", None)  # unset: decided later
-        if have is not None and have is not want:
+        if have is not None and have is not want and have is not MemorySpace.Mat:
             raise OpError(f"{name}: {role} must be a {want.name} tile, got a {have.name} tile",
                           hint=f"load it with target_memory=pl.Mem.{want.name}, or move it: "
                                f"pl.move(t, target_memory=pl.Mem.{want.name})")

@@ -35,6 +35,7 @@ _FACTORIES = {
     "basic_memory_reuse": ("memory_reuse", "MemoryReuse"),
     "insert_sync": ("insert_sync", "InsertSync"),
     "allocate_memory_addr": ("allocate_memory_addr", "AllocateMemoryAddr"),
+    "auto_tile_matmul_l0": ("auto_tile_matmul_l0", "AutoTileMatmulL0"),
 }
 
 

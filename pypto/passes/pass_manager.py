@@ -37,6 +37,7 @@ class VerificationLevel(enum.Enum):
 def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> list[Pass]:
     """The passes of a strategy, in order."""
     from .allocate_memory_addr import AllocateMemoryAddr
+    from .auto_tile_matmul_l0 import AutoTileMatmulL0
     from .convert_tensor_to_block_ops import ConvertTensorToBlockOps
     from .convert_to_ssa import ConvertToSSA
     from .ctrl_flow_transform import CtrlFlowTransform
@@ -65,6 +66,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
         ScopeTensorOps(),           # tensor compute outside any InCore scope gets one (auto outlining)
         OutlineIncoreScopes(),      # InCore scopes -> InCore kernel functions + calls
         ConvertTensorToBlockOps(),  # inside kernels: tensor ops -> load / tile ops / store
+        AutoTileMatmulL0(),         # matmuls on Mat (L1) operands -> L0-sized pieces
         DedupKernels(),             # isomorphic kernels share one function
         InitMemRef(),               # every tile gets a buffer (MemRef) in its memory space
         MemoryReuse(),              # tiles with disjoint lifetimes share buffers

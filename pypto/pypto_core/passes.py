@@ -1,6 +1,6 @@
 """`pypto.pypto_core.passes`: `pypto.passes` plus the public enums of pass options
 (`MemoryPlanner`, `PassDumpLevel`, `DiagnosticPhase`, `DiagnosticCheck`, `RuntimeKind`, see
-pypto/compile/options.py). Ascend-specific planners (the L0 tile chooser) are not provided."""
+pypto/compile/options.py) and the L0 tile chooser (`l0_tile_chooser`: pypto/passes/l0_tiling.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pypto.compile.options import (
     PassDumpLevel,
     RuntimeKind,
 )
+from pypto.passes import l0_tiling as l0_tile_chooser
 from pypto.passes.pass_manager import OptimizationStrategy, VerificationLevel
 
 
@@ -24,8 +25,8 @@ def __getattr__(name: str) -> Any:
         return getattr(_passes, name)
     except AttributeError:
         raise AttributeError(f"module 'pypto.pypto_core.passes' has no attribute '{name}' (this build has no "
-                             "native core; Ascend-specific planners such as l0_tile_chooser are not provided)") from None
+                             "native core; it has the passes of pypto.passes and the L0 tile chooser)") from None
 
 
 __all__ = ["DiagnosticCheck", "DiagnosticCheckSet", "DiagnosticPhase", "MemoryPlanner", "OptimizationStrategy",
-           "PassDumpLevel", "RuntimeKind", "VerificationLevel"]
+           "PassDumpLevel", "RuntimeKind", "VerificationLevel", "l0_tile_chooser"]
