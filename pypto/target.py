@@ -110,10 +110,11 @@ def ascend910b() -> Target:
     return Target(
         name="Ascend910B",
         memory=(MemorySpec(V, 192 * KiB, 128), MemorySpec(MA, 512 * KiB, 128), MemorySpec(L, 64 * KiB, 64),
-                MemorySpec(R, 64 * KiB, 64), MemorySpec(A, 128 * KiB, 128)),
+                MemorySpec(R, 64 * KiB, 64), MemorySpec(A, 128 * KiB, 128), MemorySpec(B, 1 * KiB, 64)),
         cores=(CoreSpec("cube", 24), CoreSpec("vector", 48)),
         pipes=_PIPES,
-        data_paths=frozenset({(D, V), (D, MA), (V, D), (MA, L), (MA, R), (A, MA), (A, D), (V, V)}),
+        # (Bias: the cube's 1 KiB bias table, filled from Mat, read by matmul_bias)
+        data_paths=frozenset({(D, V), (D, MA), (V, D), (MA, L), (MA, R), (A, MA), (A, D), (V, V), (MA, B)}),
         arch="a2a3",
     )
 

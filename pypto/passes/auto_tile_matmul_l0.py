@@ -82,11 +82,19 @@ class _Kernel:
         self.defs: dict[Var, Expr] = {}
         self.uses: dict[Var, int] = {}
         self.n = 0
+        self.bypassed: set[Var] = set()  # whole Left / Right moves the tiled code no longer reads
 
     def rewrite(self) -> Function:
         _collect(self.fn.body, self.defs, self.uses)
         body = self.block(self.fn.body)
-        return self.fn if body is self.fn.body else dataclasses.replace(self.fn, body=body)
+        if body is self.fn.body:
+            return self.fn
+        if self.bypassed:  # an unused whole move would still take its (too large) L0 buffer
+            uses: dict[Var, int] = {}
+            _collect(body, {}, uses)
+            dead = {v for v in self.bypassed if not uses.get(v)}
+            body = _drop(body, dead)
+        return dataclasses.replace(self.fn, body=body)
 
     def block(self, body: Stmt) -> Stmt:
         stmts = stmt_list(body)
@@ -168,6 +176,7 @@ class _Kernel:
             choice = self.k_only(M, K, N, a, b, s)
             if choice is None:
                 return (self.whole(s, a, b, acc, bias, name), False) if in_mat else (None, False)
+        self.bypassed |= {x for x, src in ((a, a_src), (b, b_src)) if x is not src}
         return self.emit(s, store, choice, a_src, b_src, acc, bias, (M, K, N))
 
     def k_only(self, M, K, N, a, b, s) -> L0TileResult | None:
@@ -272,6 +281,21 @@ class _Kernel:
                     tensor = self.let(out, store.var.name if isinstance(store, AssignStmt) else "stored", value,
                                       store.span)
         return out, store is not None
+
+
+def _drop(body: Stmt, dead: set[Var]) -> Stmt:
+    """The body without the definitions of `dead` (pure moves), in nested bodies too."""
+    out = []
+    for s in stmt_list(body):
+        if isinstance(s, AssignStmt) and s.var in dead:
+            continue
+        if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            s = dataclasses.replace(s, body=_drop(s.body, dead))
+        elif isinstance(s, IfStmt):
+            s = dataclasses.replace(s, then_body=_drop(s.then_body, dead),
+                                    else_body=_drop(s.else_body, dead) if s.else_body is not None else None)
+        out.append(s)
+    return seq(out, span=body.span)
 
 
 def _store_call(s: Stmt | None) -> Call | None:

@@ -132,3 +132,39 @@ def test_mn_boundary_tiles_are_stored_in_place():
 def test_fitting_matmul_only_moves():
     text = _lowered(_program(TEXT, 64, 64, 64, "FP32"))
     assert "pl.block.move(ta, target_memory=pl.MemorySpace.Left" in text and "extract" not in text
+
+
+TEXT_TENSOR = """
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[256, 128], pl.FP32], b: pl.Tensor[[128, 256], pl.FP32],
+          out: pl.Out[pl.Tensor[[256, 256], pl.FP32]]) -> pl.Tensor[[256, 256], pl.FP32]:
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        out = pl.assemble(out, c, [0, 0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 128], pl.FP32], b: pl.Tensor[[128, 256], pl.FP32],
+             out: pl.Out[pl.Tensor[[256, 256], pl.FP32]]) -> pl.Tensor[[256, 256], pl.FP32]:
+        return self.k(a, b, out)
+"""
+
+
+def test_tensor_matmul_tiles_from_its_mat_loads():
+    text = _lowered(pl.parse(TEXT_TENSOR))
+    # the whole [256, 128] Left move is gone (it would not fit the 64 KiB Left buffer)
+    assert "pl.Tile[[256, 128], pl.FP32, pl.MemorySpace.Left]" not in text and text.count("pl.block.store(") == 2
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_tensor_matmul_runs_tiled(platform):
+    c = ir.compile(pl.parse(TEXT_TENSOR), backend_type="Ascend910B")
+    a, b = _inputs(256, 128, 256, "FP32")
+    out = np.zeros((256, 256), np.float32)
+    c(a, b, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
