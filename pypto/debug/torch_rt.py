@@ -1,0 +1,316 @@
+"""The runtime the code from `torch_codegen` calls: every op evaluated by its registry reference.
+
+Generated code holds torch tensors (the caller's, and the results of ops). `op(name, *args, ...)`
+hands them to the op's NumPy reference (`OpDef.reference`, the one definition the interpreter and
+the numeric tests also use) as zero-copy NumPy views (bf16 through an int16 view and ml_dtypes), and
+turns the result back into a torch tensor of the IR result's dtype. So no op is written twice.
+
+What the references cannot say is where a result lives:
+
+- an op that writes into one of its operands (`OpDef.result_reuses`: store, assemble, matmul_acc,
+  ...) writes the reference's result back into that operand in place and returns it, so the
+  caller's output tensors see the writes, as on the device;
+- the aliasing ops (views, reshapes: `Traits.alias`) return torch views of their input (the
+  references return copies), so writes through a view reach the viewed tensor.
+
+Synchronization (`system.sync_*`, barriers) and buffer allocation (`block.alloc`) have no effect
+on a sequential run and are not emitted by the code generator.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import torch
+
+from pypto.ir.dtype import DataType
+from pypto.ops.registry import OPS, Level, OpDef, block_ops
+from pypto.ops.traits import ShapeClass
+
+from .cross_core_rt import CrossCoreRuntime  # noqa: F401  (re-exported for the generated code)
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+# DataType -> torch dtype, for the dtypes torch has (the others stay NumPy-typed through int views)
+_TORCH: dict[DataType, torch.dtype] = {
+    DataType.FP32: torch.float32, DataType.FP16: torch.float16, DataType.BF16: torch.bfloat16,
+    DataType.INT8: torch.int8, DataType.INT16: torch.int16, DataType.INT32: torch.int32,
+    DataType.INT64: torch.int64, DataType.UINT8: torch.uint8, DataType.BOOL: torch.bool,
+    DataType.INDEX: torch.int64,
+}
+for _name, _td in (("FP64", torch.float64), ("UINT16", torch.uint16), ("UINT32", torch.uint32),
+                   ("UINT64", torch.uint64)):
+    if hasattr(DataType, _name):
+        _TORCH[DataType[_name]] = _td
+
+
+class TorchRuntimeError(RuntimeError):
+    """An op of the generated code failed: names the op and the source line of the program."""
+
+
+# ---------------------------------------------------------------------------------------------
+# torch <-> NumPy, without copies
+
+
+def to_numpy(x: Any) -> Any:
+    """A NumPy view of a torch tensor (other values as they are)."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach()
+        if x.dtype is torch.bfloat16:
+            return x.view(torch.int16).numpy().view(_BF16)
+        return x.numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_numpy(v) for v in x)
+    return x
+
+
+def from_numpy(a: Any, dtype: DataType | None = None) -> Any:
+    """A torch tensor over a NumPy result, cast to `dtype` (scalars become Python numbers)."""
+    if isinstance(a, tuple):
+        return tuple(from_numpy(v) for v in a)
+    if not isinstance(a, np.ndarray):
+        if isinstance(a, np.generic):
+            a = a.item()
+        return _scalar(a, dtype)
+    if dtype is not None:
+        want = dtype.to_numpy()
+        if a.dtype != want:
+            with np.errstate(all="ignore"):
+                a = (a != 0) if want == np.bool_ else a.astype(want)
+    if not a.flags.writeable or any(s < 0 for s in a.strides):
+        a = np.array(a, copy=True)
+    if a.dtype == _BF16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def _scalar(v: Any, dtype: DataType | None) -> Any:
+    if dtype is None or isinstance(v, (list, tuple)):
+        return v
+    if dtype is DataType.BOOL:
+        return bool(v)
+    if dtype.is_float:
+        return float(v)
+    return int(v)
+
+
+def scalar(v: Any) -> Any:
+    """A Python number from a scalar the program computed (0-d tensors and NumPy scalars too)."""
+    if isinstance(v, torch.Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def torch_dtype(dt: DataType) -> torch.dtype:
+    try:
+        return _TORCH[dt]
+    except KeyError:
+        raise TorchRuntimeError(f"{dt.name} has no torch dtype") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# ops
+
+
+def op(name: str, *args: Any, attrs: dict | None = None, result: DataType | None = None,
+       valid: Sequence[int] | None = None, where: str = "") -> Any:
+    """Evaluate op `name` on `args`: its registry reference on NumPy views of them.
+
+    `attrs` are the IR call's attributes, `result` the dtype of its IR result (the value is cast to
+    it), `valid` the valid region of the first tile operand where its type says it is smaller than
+    the tile, `where` the program's source line (for errors).
+    """
+    od = OPS.get(name)
+    if od is None:
+        raise TorchRuntimeError(f"{where}: unknown op {name!r}")
+    special = _SPECIAL.get(name)
+    try:
+        if special is not None:
+            return special(*args, **(attrs or {}))
+        if od.reference is None:
+            raise TorchRuntimeError(f"{name} has no reference semantics to run")
+        if od.level is Level.BLOCK:
+            return _block_op(od, list(args), dict(attrs or {}), result, valid)
+        return _run(od, list(args), dict(attrs or {}), result)
+    except TorchRuntimeError:
+        raise
+    except Exception as e:  # any failure of a reference: say which op, at which line
+        raise TorchRuntimeError(f"{where}: {name} failed: {type(e).__name__}: {e}") from e
+
+
+def _run(od: OpDef, args: list, kw: dict, result: DataType | None) -> Any:
+    scratch = _scratch(od)
+    if scratch and len(args) > min(scratch):  # scratch tiles (`tmp`) are the device's, not the math's
+        keep = [i for i in range(len(args)) if i not in scratch]
+        reuse = keep.index(od.result_reuses) if od.result_reuses in keep else None
+        args = [args[i] for i in keep]
+        if reuse is None and od.result_reuses is not None:
+            raise TorchRuntimeError(f"{od.name}: its result reuses a scratch operand")
+    else:
+        reuse = od.result_reuses
+    np_args = [to_numpy(a) for a in args]
+    with np.errstate(all="ignore"):
+        res = od.reference(*np_args, **kw)
+    if reuse is not None and isinstance(args[reuse], torch.Tensor):
+        return _write_back(args[reuse], np_args[reuse], res)
+    return from_numpy(res, result)
+
+
+def _scratch(od: OpDef) -> frozenset[int]:
+    return frozenset(i for i, p in enumerate(od.operands) if p.name == "tmp")
+
+
+# ---------------------------------------------------------------------------------------------
+# tiles and their valid regions
+#
+# A tile loaded from a window that ends inside it (a view clipped by the tensor, or `valid_shapes`)
+# holds data only in its top-left valid region; the device computes reductions and matmuls over
+# that region and stores only it. The region rides on the torch tensor as `_pypto_valid`.
+
+
+def valid_of(t: Any) -> tuple[int, ...] | None:
+    return getattr(t, "_pypto_valid", None) if isinstance(t, torch.Tensor) else None
+
+
+def _mark(t: Any, valid: Sequence[int] | None) -> Any:
+    if isinstance(t, torch.Tensor) and valid is not None:
+        valid = tuple(int(v) for v in valid)
+        if valid != tuple(t.shape):
+            t._pypto_valid = valid
+    return t
+
+
+def _block_op(od: OpDef, args: list, kw: dict, result: DataType | None, valid: Sequence[int] | None) -> Any:
+    shape_class = od.shape_class
+    tiles = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    first = args[tiles[0]] if tiles else None
+    v_in = tuple(int(v) for v in valid) if valid is not None else valid_of(first)
+    if od is block_ops.load:
+        res = _run(od, args, kw, result)
+        tensor, offsets, shapes = args[0], args[1], args[2]
+        want = args[3] if len(args) > 3 else shapes
+        clip = [max(0, min(int(w), int(d) - int(o))) for w, d, o in zip(want, tensor.shape, offsets)]
+        if kw.get("transpose"):
+            clip.reverse()
+        return _mark(res, clip)
+    if "valid" in _ref_params(od) and v_in is not None:
+        kw["valid"] = v_in  # store writes, fillpad pads, by the valid region
+        res = _run(od, args, kw, result)
+        return res if od.name.endswith("fillpad") else _mark(res, valid_of(res))
+    if v_in is not None and shape_class in (ShapeClass.ROW_REDUCE, ShapeClass.COL_REDUCE, ShapeClass.MATMUL):
+        return _on_valid_region(od, args, kw, result, shape_class)
+    res = _run(od, args, kw, result)
+    if v_in is not None and isinstance(res, torch.Tensor) and first is not None and res is not first \
+            and tuple(res.shape) == tuple(first.shape):
+        _mark(res, v_in)  # elementwise and layout ops keep their operand's region
+    return res
+
+
+def _on_valid_region(od: OpDef, args: list, kw: dict, result: DataType | None, shape_class: ShapeClass) -> Any:
+    """A reduction or matmul over the valid regions only, zero-padded back to the tile."""
+    def region(t: torch.Tensor, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
+        vr, vc = valid_of(t) or tuple(t.shape)
+        return t[: vr if rows is None else rows, : vc if cols is None else cols]
+
+    tiles = [a for a in args if isinstance(a, torch.Tensor)]
+    if shape_class is ShapeClass.MATMUL:
+        acc = len(tiles) >= 3 and od.result_reuses == 0
+        lhs, rhs = (tiles[1], tiles[2]) if acc else (tiles[0], tiles[1])
+        m, k = valid_of(lhs) or tuple(lhs.shape)
+        n = (valid_of(rhs) or tuple(rhs.shape))[1]
+        cut = {id(lhs): region(lhs, m, k), id(rhs): region(rhs, k, n)}
+        if acc:
+            cut[id(tiles[0])] = tiles[0][:m, :n]
+        out_valid = (m, n)
+    else:
+        src = tiles[0]
+        vr, vc = valid_of(src) or tuple(src.shape)
+        cut = {id(src): region(src)}
+        out_valid = (vr, 1) if shape_class is ShapeClass.ROW_REDUCE else (1, vc)
+    part_args = [cut.get(id(a), a) if isinstance(a, torch.Tensor) else a for a in args]
+    if od.result_reuses is not None:  # (matmul_acc: writes the acc's region in place)
+        _run(od, part_args, kw, result)
+        return _mark(args[od.result_reuses], out_valid)
+    part = _run(od, part_args, kw, result)
+    full_shape = list(tiles[0].shape) if shape_class is not ShapeClass.MATMUL else [
+        tiles[-2].shape[0] if len(tiles) < 3 else tiles[1].shape[0], tiles[-1].shape[1]]
+    if shape_class is ShapeClass.ROW_REDUCE:
+        full_shape[-1] = 1
+    elif shape_class is ShapeClass.COL_REDUCE:
+        full_shape[0] = 1
+    out = torch.zeros(full_shape, dtype=part.dtype)
+    out[tuple(slice(0, s) for s in part.shape)] = part
+    return _mark(out, out_valid)
+
+
+def _ref_params(od: OpDef) -> frozenset[str]:
+    got = _PARAMS.get(od.name)
+    if got is None:
+        try:
+            got = frozenset(inspect.signature(od.reference).parameters)
+        except (TypeError, ValueError):
+            got = frozenset()
+        _PARAMS[od.name] = got
+    return got
+
+
+_PARAMS: dict[str, frozenset[str]] = {}
+
+
+def _write_back(target: torch.Tensor, view: np.ndarray, res: Any) -> torch.Tensor:
+    """The op's result written into the operand it reuses (the device writes that buffer)."""
+    res = np.asarray(res)
+    if res.shape != view.shape:
+        res = np.broadcast_to(res, view.shape)
+    with np.errstate(all="ignore"):
+        view[...] = (res != 0) if view.dtype == np.bool_ else res.astype(view.dtype)
+    return target
+
+
+# views and reshapes alias their input: the references copy, so these few are written here
+
+
+def _window(x: torch.Tensor, shape, offset, valid_shape=None) -> torch.Tensor:
+    index = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offset, shape))
+    return x[index]
+
+
+def _reshape(x: torch.Tensor, shape) -> torch.Tensor:
+    return x.reshape(tuple(int(s) for s in shape))
+
+
+def _same(x: torch.Tensor, *_: Any) -> torch.Tensor:
+    return x
+
+
+_SPECIAL = {"tensor.view": _window, "block.view": _window, "tensor.reshape": _reshape,
+            "block.reshape": _reshape, "tensor.set_validshape": _same}
+assert all(n in OPS for n in _SPECIAL)  # (a renamed op must not silently lose its aliasing form)
+
+
+# ---------------------------------------------------------------------------------------------
+# shape checks (check_shapes=True)
+
+
+def check_shape(x: Any, shape: Sequence[int | None], dtype: DataType | None, what: str,
+                window: bool = False) -> None:
+    """Assert that `x` is a tensor of `shape` (None: any extent) and `dtype`. With `window` (a
+    kernel's parameter) a smaller extent passes too: a view clipped at its tensor's end is handed
+    to the kernel as its valid part, which the kernel's loads pad."""
+    if not isinstance(x, torch.Tensor):
+        raise AssertionError(f"{what}: expected a tensor of shape {list(shape)}, got {type(x).__name__}")
+    if len(x.shape) != len(shape) or any(s is not None and (int(s) < d or (int(s) > d and not window))
+                                         for s, d in zip(shape, x.shape)):
+        raise AssertionError(f"{what}: expected shape {list(shape)}, got {list(x.shape)}")
+    if dtype is not None and dtype in _TORCH and x.dtype is not _TORCH[dtype]:
+        raise AssertionError(f"{what}: expected dtype {_TORCH[dtype]}, got {x.dtype}")
+
+
+__all__ = ["CrossCoreRuntime", "TorchRuntimeError", "check_shape", "from_numpy", "op", "scalar", "to_numpy",
+           "torch_dtype"]
