@@ -72,8 +72,8 @@ def torch_codegen(node: Program | Function, check_shapes: bool = False) -> str:
         fns, name = [node], node.name
     else:
         raise InvalidType(f"torch_codegen takes a pypto.ir.Program or pypto.ir.Function, got "
-                          f"{type(node).__name__}",
-                          hint="parse the program first (@pl.program / @pl.function), or pass passes' output")
+                          f"{type(node).__name__} (parse the program with @pl.program / @pl.function, or "
+                          f"pass the output of the pass pipeline)")
     by_name = {f.name: f for f in fns}
     cross = {f.name for f in fns if _uses_cross_core(f.body)}
     parts = [_PREAMBLE.format(name=name)]

@@ -126,9 +126,10 @@ def op(name: str, *args: Any, attrs: dict | None = None, result: DataType | None
     it), `valid` the valid region of the first tile operand where its type says it is smaller than
     the tile, `where` the program's source line (for errors).
     """
+    at = f"{where}: " if where else ""
     od = OPS.get(name)
     if od is None:
-        raise TorchRuntimeError(f"{where}: unknown op {name!r}")
+        raise TorchRuntimeError(f"{at}unknown op {name!r}")
     special = _SPECIAL.get(name)
     try:
         if special is not None:
@@ -141,7 +142,7 @@ def op(name: str, *args: Any, attrs: dict | None = None, result: DataType | None
     except TorchRuntimeError:
         raise
     except Exception as e:  # any failure of a reference: say which op, at which line
-        raise TorchRuntimeError(f"{where}: {name} failed: {type(e).__name__}: {e}") from e
+        raise TorchRuntimeError(f"{at}{name} failed: {type(e).__name__}: {e}") from e
 
 
 def _run(od: OpDef, args: list, kw: dict, result: DataType | None) -> Any:
