@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from pypto.errors import InvalidType
+from pypto.ir import enums as _enums
 from pypto.ir import expr as E
 from pypto.ir.dtype import DataType
 from pypto.ir.enums import FunctionType
@@ -86,8 +87,8 @@ def _uses_cross_core(body: Stmt) -> bool:
     found = []
 
     def visit(e: Any) -> None:
-        if isinstance(e, E.Call) and isinstance(e.op, E.Op) and _cross_core_method(e.op.name):
-            found.append(e)
+        if isinstance(e, E.Call) and isinstance(e.op, E.Op) and _cross_core_method(e.op.name) not in (None, "lane"):
+            found.append(e)  # (a lane query alone is 0 outside a group, as on the CPU target)
 
     _walk(body, visit)
     return bool(found)
@@ -434,7 +435,10 @@ class _FunctionGen:
         if isinstance(v, DataType):
             return f"_dt.{v.name}"
         if isinstance(v, enum.Enum):
-            return f"_enums.{type(v).__name__}.{v.name}"
+            cls = type(v)
+            if getattr(_enums, cls.__name__, None) is cls:
+                return f"_enums.{cls.__name__}.{v.name}"
+            return f"_rt.enum({cls.__module__!r}, {cls.__name__!r}, {v.name!r})"
         if isinstance(v, E.Expr):
             return self.expr(v)
         if isinstance(v, (list, tuple)):
@@ -452,16 +456,14 @@ def _no_effect(name: str) -> bool:
 
 
 def _dual_lane(fn: Function) -> bool:
-    """A vector kernel of a split group (it pops from the cube with a split, or asks its lane) runs
-    as two lanes."""
+    """A vector kernel of a split group (it pops from or pushes to the cube with a split) runs as
+    two lanes."""
     found = []
 
     def visit(e: Any) -> None:
         if isinstance(e, E.Call) and isinstance(e.op, E.Op):
             m = _cross_core_method(e.op.name)
-            if m == "lane":
-                found.append(e)
-            elif m in ("pop_from_aic", "push_to_aic"):
+            if m in ("pop_from_aic", "push_to_aic"):
                 split = e.kwarg("split", e.kwarg("split_mode", 0))
                 if split not in (0, None) and str(getattr(split, "name", split)).upper() not in ("NONE", "0"):
                     found.append(e)

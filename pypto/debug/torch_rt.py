@@ -19,6 +19,7 @@ on a sequential run and are not emitted by the code generator.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +29,7 @@ import numpy as np
 import torch
 
 from pypto.ir.dtype import DataType
-from pypto.ops.registry import OPS, Level, OpDef, block_ops
+from pypto.ops.registry import OPS, OpDef, block_ops
 from pypto.ops.traits import ShapeClass
 
 from .cross_core_rt import CrossCoreRuntime  # noqa: F401  (re-exported for the generated code)
@@ -136,9 +137,7 @@ def op(name: str, *args: Any, attrs: dict | None = None, result: DataType | None
             return special(*args, **(attrs or {}))
         if od.reference is None:
             raise TorchRuntimeError(f"{name} has no reference semantics to run")
-        if od.level is Level.BLOCK:
-            return _block_op(od, list(args), dict(attrs or {}), result, valid)
-        return _run(od, list(args), dict(attrs or {}), result)
+        return _region_op(od, list(args), dict(attrs or {}), result, valid)
     except TorchRuntimeError:
         raise
     except Exception as e:  # any failure of a reference: say which op, at which line
@@ -154,13 +153,18 @@ def _run(od: OpDef, args: list, kw: dict, result: DataType | None) -> Any:
         if reuse is None and od.result_reuses is not None:
             raise TorchRuntimeError(f"{od.name}: its result reuses a scratch operand")
     else:
-        reuse = od.result_reuses
+        reuse = od.result_reuses if od.result_reuses is not None else _WRITES_INTO.get(od.name)
     np_args = [to_numpy(a) for a in args]
     with np.errstate(all="ignore"):
         res = od.reference(*np_args, **kw)
     if reuse is not None and isinstance(args[reuse], torch.Tensor):
         return _write_back(args[reuse], np_args[reuse], res)
     return from_numpy(res, result)
+
+
+# element writes change their operand on the device (the references return a changed copy, and the
+# registry gives them no `result_reuses`: memory planning keeps their result a value of its own)
+_WRITES_INTO = {"tensor.write": 0, "block.write": 0}
 
 
 def _scratch(od: OpDef) -> frozenset[int]:
@@ -187,10 +191,10 @@ def _mark(t: Any, valid: Sequence[int] | None) -> Any:
     return t
 
 
-def _block_op(od: OpDef, args: list, kw: dict, result: DataType | None, valid: Sequence[int] | None) -> Any:
+def _region_op(od: OpDef, args: list, kw: dict, result: DataType | None, valid: Sequence[int] | None) -> Any:
     shape_class = od.shape_class
-    tiles = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-    first = args[tiles[0]] if tiles else None
+    tiles = [a for a in args if isinstance(a, torch.Tensor)]
+    first = tiles[0] if tiles else None
     v_in = tuple(int(v) for v in valid) if valid is not None else valid_of(first)
     if od is block_ops.load:
         res = _run(od, args, kw, result)
@@ -200,54 +204,83 @@ def _block_op(od: OpDef, args: list, kw: dict, result: DataType | None, valid: S
         if kw.get("transpose"):
             clip.reverse()
         return _mark(res, clip)
-    if "valid" in _ref_params(od) and v_in is not None:
-        kw["valid"] = v_in  # store writes, fillpad pads, by the valid region
-        res = _run(od, args, kw, result)
-        return res if od.name.endswith("fillpad") else _mark(res, valid_of(res))
-    if v_in is not None and shape_class in (ShapeClass.ROW_REDUCE, ShapeClass.COL_REDUCE, ShapeClass.MATMUL):
-        return _on_valid_region(od, args, kw, result, shape_class)
-    res = _run(od, args, kw, result)
-    if v_in is not None and isinstance(res, torch.Tensor) and first is not None and res is not first \
-            and tuple(res.shape) == tuple(first.shape):
-        _mark(res, v_in)  # elementwise and layout ops keep their operand's region
+    if "valid" in _ref_params(od):
+        if v_in is not None:
+            kw["valid"] = v_in  # store writes, fillpad pads, by the valid region
+        return _run(od, args, kw, result)  # (fillpad's result is valid everywhere)
+    if v_in is None or all(valid_of(t) is None for t in tiles) and valid is None:
+        return _run(od, args, kw, result)
+    if shape_class is ShapeClass.MATMUL:
+        return _matmul_region(od, args, kw, result)
+    if (shape_class in _PER_ELEMENT or shape_class in (ShapeClass.ROW_REDUCE, ShapeClass.COL_REDUCE)) \
+            and not od.extra.get("whole_operands") \
+            and all(t.shape == first.shape or 1 in t.shape[-2:] for t in tiles):
+        return _valid_part(od, args, kw, result, first, v_in)
+    if od.name in _OWN_REGIONS:  # each operand's valid region as it is (indices beyond it are dropped)
+        return _valid_part(od, [a[tuple(slice(0, v) for v in valid_of(a))] if valid_of(a) else a
+                                for a in args], kw, result, first, v_in)
+    res = _run(od, args, kw, result)  # layout ops: the whole tile moves, its region with it
+    if isinstance(res, torch.Tensor) and all(res is not a for a in args) and res.shape == first.shape:
+        _mark(res, v_in)
     return res
 
 
-def _on_valid_region(od: OpDef, args: list, kw: dict, result: DataType | None, shape_class: ShapeClass) -> Any:
-    """A reduction or matmul over the valid regions only, zero-padded back to the tile."""
-    def region(t: torch.Tensor, rows: int | None = None, cols: int | None = None) -> torch.Tensor:
-        vr, vc = valid_of(t) or tuple(t.shape)
-        return t[: vr if rows is None else rows, : vc if cols is None else cols]
+# ops whose index operands must not see the padding (a zero there is a real index)
+_OWN_REGIONS = frozenset({"block.scatter", "block.gather"})
+assert _OWN_REGIONS <= set(OPS)
 
+
+# shape classes whose result element (i, j) comes from the operands' elements at (i, j) (or row i)
+_PER_ELEMENT = frozenset({ShapeClass.ELEMENTWISE, ShapeClass.ROW_EXPAND, ShapeClass.COL_EXPAND,
+                          ShapeClass.ROW_WISE})
+
+
+def _cut(t: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
+    """The top-left [rows, cols] of a tile, a row vector's [1, cols], a column vector's [rows, 1]."""
+    return t[: 1 if t.shape[0] == 1 else rows, : 1 if t.shape[-1] == 1 else cols] if t.dim() == 2 else t
+
+
+def _valid_part(od: OpDef, args: list, kw: dict, result: DataType | None, first: torch.Tensor,
+                v_in: tuple[int, ...]) -> Any:
+    """The op on the valid regions only (as the device computes it), zero-padded back to the tile."""
+    vr, vc = v_in if len(v_in) == 2 else (v_in[0], 1)
+    cut = [_cut(a, *(valid_of(a) or (vr, vc))) if isinstance(a, torch.Tensor) else a for a in args]
+    reuse = od.result_reuses if od.result_reuses is not None else _WRITES_INTO.get(od.name)
+    if reuse is not None:  # (in place on its operand's region)
+        _run(od, cut, kw, result)
+        return args[reuse]
+    part = _run(od, cut, kw, result)
+    shape = list(first.shape)
+    region = [vr, vc]
+    if od.shape_class is ShapeClass.ROW_REDUCE:
+        shape[-1] = region[-1] = 1
+    elif od.shape_class is ShapeClass.COL_REDUCE:
+        shape[0] = region[0] = 1
+    if not isinstance(part, torch.Tensor) or list(part.shape) != region[-part.dim():] or part.dim() != len(shape):
+        return _run(od, args, kw, result)  # (a result of another shape, e.g. a packed mask: whole tiles)
+    out = torch.zeros(shape, dtype=part.dtype)
+    out[tuple(slice(0, n) for n in part.shape)] = part
+    return _mark(out, tuple(part.shape))
+
+
+def _matmul_region(od: OpDef, args: list, kw: dict, result: DataType | None) -> Any:
+    """A matmul over the valid regions: [m, k] @ [k, n] (+ acc / bias), zero-padded to [M, N]."""
     tiles = [a for a in args if isinstance(a, torch.Tensor)]
-    if shape_class is ShapeClass.MATMUL:
-        acc = len(tiles) >= 3 and od.result_reuses == 0
-        lhs, rhs = (tiles[1], tiles[2]) if acc else (tiles[0], tiles[1])
-        m, k = valid_of(lhs) or tuple(lhs.shape)
-        n = (valid_of(rhs) or tuple(rhs.shape))[1]
-        cut = {id(lhs): region(lhs, m, k), id(rhs): region(rhs, k, n)}
-        if acc:
-            cut[id(tiles[0])] = tiles[0][:m, :n]
-        out_valid = (m, n)
-    else:
-        src = tiles[0]
-        vr, vc = valid_of(src) or tuple(src.shape)
-        cut = {id(src): region(src)}
-        out_valid = (vr, 1) if shape_class is ShapeClass.ROW_REDUCE else (1, vc)
+    acc = od.result_reuses == 0
+    lhs, rhs = (tiles[1], tiles[2]) if acc else (tiles[0], tiles[1])
+    m, k = valid_of(lhs) or tuple(lhs.shape)
+    n = (valid_of(rhs) or tuple(rhs.shape))[-1]
+    cut = {id(lhs): lhs[:m, :k], id(rhs): rhs[:k, :n]}
+    for t in tiles:
+        cut.setdefault(id(t), _cut(t, m, n))  # (the acc, a bias row)
     part_args = [cut.get(id(a), a) if isinstance(a, torch.Tensor) else a for a in args]
-    if od.result_reuses is not None:  # (matmul_acc: writes the acc's region in place)
+    if acc:
         _run(od, part_args, kw, result)
-        return _mark(args[od.result_reuses], out_valid)
+        return _mark(args[0], (m, n))
     part = _run(od, part_args, kw, result)
-    full_shape = list(tiles[0].shape) if shape_class is not ShapeClass.MATMUL else [
-        tiles[-2].shape[0] if len(tiles) < 3 else tiles[1].shape[0], tiles[-1].shape[1]]
-    if shape_class is ShapeClass.ROW_REDUCE:
-        full_shape[-1] = 1
-    elif shape_class is ShapeClass.COL_REDUCE:
-        full_shape[0] = 1
-    out = torch.zeros(full_shape, dtype=part.dtype)
-    out[tuple(slice(0, s) for s in part.shape)] = part
-    return _mark(out, out_valid)
+    out = torch.zeros((lhs.shape[0], rhs.shape[-1]), dtype=part.dtype)
+    out[:m, :n] = part
+    return _mark(out, (m, n))
 
 
 def _ref_params(od: OpDef) -> frozenset[str]:
@@ -279,19 +312,27 @@ def _write_back(target: torch.Tensor, view: np.ndarray, res: Any) -> torch.Tenso
 
 def _window(x: torch.Tensor, shape, offset, valid_shape=None) -> torch.Tensor:
     index = tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offset, shape))
-    return x[index]
+    view = x[index]
+    if valid_shape is not None:
+        _mark(view, [min(int(v), d) for v, d in zip(valid_shape, view.shape)])
+    return view
 
 
 def _reshape(x: torch.Tensor, shape) -> torch.Tensor:
     return x.reshape(tuple(int(s) for s in shape))
 
 
-def _same(x: torch.Tensor, *_: Any) -> torch.Tensor:
-    return x
+def _set_valid(x: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
+    return _mark(x[...], (rows, cols))  # (a new view: the tensor itself keeps its own region)
 
 
 _SPECIAL = {"tensor.view": _window, "block.view": _window, "tensor.reshape": _reshape,
-            "block.reshape": _reshape, "tensor.set_validshape": _same}
+            "block.reshape": _reshape, "tensor.set_validshape": _set_valid}
+
+
+def enum(module: str, cls: str, member: str) -> Any:
+    """An attribute's enum member of a class outside pypto.ir.enums (e.g. a gather's mask pattern)."""
+    return getattr(getattr(importlib.import_module(module), cls), member)
 assert all(n in OPS for n in _SPECIAL)  # (a renamed op must not silently lose its aliasing form)
 
 
