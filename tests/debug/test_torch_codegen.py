@@ -234,3 +234,16 @@ def test_matches_the_compiled_program(platform):
     c_compiled = ir.compile(MatmulLoop)(a, b, c.copy(), config=RunConfig(platform=platform))
     _run(MatmulLoop, a, b, c, passes=True)
     np.testing.assert_allclose(c, np.asarray(c_compiled), rtol=1e-4, atol=1e-4)
+
+
+def test_the_doc_runs_as_written(capsys, tmp_path):
+    """docs/debugging.md's example: the parsed and the lowered softmax give torch's numbers."""
+    import re
+    import runpy
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "debugging.md").read_text()
+    script = tmp_path / "debugging_example.py"  # (pl.program reads its source from a file)
+    script.write_text(re.findall(r"```python\n(.*?)```", text, re.S)[0])
+    runpy.run_path(str(script))
+    assert "def main(x, out):" in capsys.readouterr().out
