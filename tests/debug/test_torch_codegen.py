@@ -247,3 +247,57 @@ def test_the_doc_runs_as_written(capsys, tmp_path):
     script.write_text(re.findall(r"```python\n(.*?)```", text, re.S)[0])
     runpy.run_path(str(script))
     assert "def main(x, out):" in capsys.readouterr().out
+
+
+@pl.function
+def count_up(n: pl.Scalar[pl.INDEX], x: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+    k = 0
+    while k < n:
+        k = k + 1
+        if k * x > 12:
+            break
+    return k
+
+
+@pl.program
+class ReadScalar:
+    """A scalar read from a tensor bounds a loop in the task program; an element is written back."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, lens: pl.Tensor[[4], pl.INT32], acc: pl.Tensor[[2], pl.INT64]) -> pl.Tensor[[2], pl.INT64]:
+        n = pl.tensor.read(lens, [2])
+        s: pl.Scalar[pl.INDEX] = 0
+        for i in pl.range(0, n):
+            s = s + i
+        acc[1] = s
+        return acc
+
+
+def _python_count_up(n, x):
+    k = 0
+    while k < n:
+        k += 1
+        if k * x > 12:
+            break
+    return k
+
+
+@pytest.mark.parametrize("ssa", [False, True], ids=["parsed", "ssa"])
+def test_while_with_break_on_scalars(ssa):
+    fn = count_up
+    if ssa:  # the front passes: the break becomes a flag, the loop's values iter_args
+        from pypto import passes
+
+        front = [p for p in passes.pipeline() if p.name in ("UnrollLoops", "CtrlFlowTransform", "ConvertToSSA")]
+        fn = PassManager(front).run_passes(ir.Program("P", (count_up,))).functions[0]
+    ns: dict = {}
+    exec(torch_codegen(fn), ns)  # noqa: S102
+    for n, x in ((10, 1), (10, 5), (0, 3), (3, 100)):
+        assert ns["count_up"](n, x) == _python_count_up(n, x)
+
+
+def test_scalar_read_bounds_a_loop_and_an_element_is_written():
+    lens = np.array([5, 6, 7, 8], np.int32)
+    acc = np.zeros(2, np.int64)
+    _run(ReadScalar, lens, acc)
+    assert acc.tolist() == [0, sum(range(7))]
