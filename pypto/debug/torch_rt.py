@@ -137,7 +137,8 @@ def op(name: str, *args: Any, attrs: dict | None = None, result: DataType | None
             return special(*args, **(attrs or {}))
         if od.reference is None:
             raise TorchRuntimeError(f"{name} has no reference semantics to run")
-        return _region_op(od, list(args), dict(attrs or {}), result, valid)
+        # (the code leaves out attributes at their defaults: the registry fills them back in)
+        return _region_op(od, list(args), od.normalize_kwargs(dict(attrs or {})), result, valid)
     except TorchRuntimeError:
         raise
     except Exception as e:  # any failure of a reference: say which op, at which line
@@ -159,6 +160,9 @@ def _run(od: OpDef, args: list, kw: dict, result: DataType | None) -> Any:
         res = od.reference(*np_args, **kw)
     if reuse is not None and isinstance(args[reuse], torch.Tensor):
         return _write_back(args[reuse], np_args[reuse], res)
+    if isinstance(res, np.ndarray) and any(isinstance(a, np.ndarray) and np.may_share_memory(res, a)
+                                           for a in np_args):
+        res = res.copy()  # (a reference may hand back its operand: a new value must not alias it)
     return from_numpy(res, result)
 
 
