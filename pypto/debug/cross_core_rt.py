@@ -43,12 +43,18 @@ def split_code(split: Any) -> int:
     return code
 
 
-def _halves(tile: torch.Tensor, split: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _halves(tile: torch.Tensor, split: int, lane_stride: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lane 0's and lane 1's parts: the halves, or the first `lane_stride` rows (columns) and the rest."""
     axis = 0 if split == SPLIT_UP_DOWN else 1
     n = tile.shape[axis]
-    if n % 2:
-        raise ValueError(f"a split tile needs an even extent along axis {axis}, got shape {list(tile.shape)}")
-    return tuple(t.clone() for t in torch.split(tile, n // 2, dim=axis))  # type: ignore[return-value]
+    if lane_stride is None:
+        if n % 2:
+            raise ValueError(f"a split tile needs an even extent along axis {axis}, got shape {list(tile.shape)}")
+        lane_stride = n // 2
+    if not 0 < lane_stride < n:
+        raise ValueError(f"lane_stride {lane_stride} does not cut axis {axis} of extent {n} in two")
+    first, second = torch.split(tile, [lane_stride, n - lane_stride], dim=axis)
+    return first.clone(), second.clone()
 
 
 class _Handle:
@@ -117,44 +123,46 @@ class CrossCoreRuntime:
 
     # -- channels
 
-    def _put(self, key: tuple[str, int], tile: Any) -> None:
+    def _put(self, key: tuple[str, int, int], tile: Any) -> None:
         with self._cond:
             self._queues.setdefault(key, deque()).append(tile)
             self._cond.notify_all()
 
-    def _get(self, key: tuple[str, int], what: str) -> Any:
+    def _get(self, key: tuple[str, int, int], what: str) -> Any:
         with self._cond:
             if not self._cond.wait_for(lambda: bool(self._queues.get(key)), timeout=self.timeout):
-                depths = {f"{d}[{lane}]": len(q) for (d, lane), q in self._queues.items()}
+                depths = {f"{d}[lane {lane}, id {i}]": len(q) for (d, lane, i), q in self._queues.items()}
                 raise TimeoutError(f"{what}: nothing was pushed within {self.timeout}s (queue depths {depths})")
             return self._queues[key].popleft()
 
-    def push_to_aiv(self, tile: torch.Tensor, split: Any = 0) -> None:
+    # one FIFO per (direction, lane, pipe id)
+
+    def push_to_aiv(self, tile: torch.Tensor, split: Any = 0, lane_stride: int | None = None, id: int = 0) -> None:
         """Cube -> vector: the whole tile to lane 0 (no split), or its halves to lanes 0 and 1."""
         code = split_code(split)
         if code == SPLIT_NONE:
-            self._put(("aiv", 0), tile.clone())
+            self._put(("aiv", 0, id), tile.clone())
             return
-        for lane, half in enumerate(_halves(tile, code)):
-            self._put(("aiv", lane), half)
+        for lane, half in enumerate(_halves(tile, code, lane_stride)):
+            self._put(("aiv", lane, id), half)
 
-    def pop_from_aic(self, split: Any = 0) -> torch.Tensor:
+    def pop_from_aic(self, split: Any = 0, lane_stride: int | None = None, id: int = 0) -> torch.Tensor:
         """Vector lane: the next tile (or half tile) the cube pushed to this lane."""
         split_code(split)
         lane = self.lane()
-        return self._get(("aiv", lane), f"tpop_from_aic on lane {lane}")
+        return self._get(("aiv", lane, id), f"tpop_from_aic on lane {lane}")
 
-    def push_to_aic(self, tile: torch.Tensor, split: Any = 0) -> None:
+    def push_to_aic(self, tile: torch.Tensor, split: Any = 0, id: int = 0) -> None:
         """Vector lane -> cube: this lane's tile (under a split, its half of the cube's tile)."""
         split_code(split)
-        self._put(("aic", self.lane()), tile.clone())
+        self._put(("aic", self.lane(), id), tile.clone())
 
-    def pop_from_aiv(self, split: Any = 0) -> torch.Tensor:
+    def pop_from_aiv(self, split: Any = 0, id: int = 0) -> torch.Tensor:
         """Cube: the next tile from lane 0, or the two lanes' halves joined (split)."""
         code = split_code(split)
         if code == SPLIT_NONE:
-            return self._get(("aic", 0), "tpop_from_aiv")
-        parts = [self._get(("aic", lane), f"tpop_from_aiv (lane {lane})") for lane in (0, 1)]
+            return self._get(("aic", 0, id), "tpop_from_aiv")
+        parts = [self._get(("aic", lane, id), f"tpop_from_aiv (lane {lane})") for lane in (0, 1)]
         return torch.cat(parts, dim=0 if code == SPLIT_UP_DOWN else 1)
 
 

@@ -64,6 +64,8 @@ _CROSS_CORE = {"tpush_to_aiv": "push_to_aiv", "tpush_to_aic": "push_to_aic", "tp
                "tpop_from_aiv": "pop_from_aiv"}
 _NO_EFFECT_PREFIX = "system."  # set/wait flags and barriers order pipes: nothing to do in one thread
 _NO_EFFECT = frozenset({"block.alloc"})  # buffers are torch tensors here
+# pipe slots and ring setup: the queues have no slots to free or rings to set up
+_NO_EFFECT_SUFFIX = ("tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe")
 
 
 def torch_codegen(node: Program | Function, check_shapes: bool = False) -> str:
@@ -392,12 +394,11 @@ class _FunctionGen:
             return "_cross_core_rt.lane()"
         if method is not None:
             split = c.kwarg("split", None)
-            if split is None:
-                split = c.kwarg("split_mode", 0)
-            split_text = self.attr(split)
-            if method.startswith("push"):
-                return f"_cross_core_rt.{method}({self.expr(c.args[0])}, split={split_text})"
-            return f"_cross_core_rt.{method}(split={split_text})"
+            kw = [f"split={self.attr(split if split is not None else c.kwarg('split_mode', 0))}"]
+            kw += [f"{k}={self.attr(c.kwarg(k))}" for k in ("lane_stride", "id")
+                   if c.kwarg(k) is not None and (k != "lane_stride" or method in ("push_to_aiv", "pop_from_aic"))]
+            tile = [self.expr(c.args[0])] if method.startswith("push") else []
+            return f"_cross_core_rt.{method}({', '.join(tile + kw)})"
         if _no_effect(name):
             return "None"
         args = [self.expr(a) for a in c.args]
@@ -466,7 +467,7 @@ def _non_default(c: E.Call) -> list[tuple[str, Any]]:
 
 
 def _no_effect(name: str) -> bool:
-    return name.startswith(_NO_EFFECT_PREFIX) or name in _NO_EFFECT
+    return name.startswith(_NO_EFFECT_PREFIX) or name in _NO_EFFECT or name.rsplit(".", 1)[-1] in _NO_EFFECT_SUFFIX
 
 
 def _dual_lane(fn: Function) -> bool:

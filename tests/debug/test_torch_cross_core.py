@@ -75,6 +75,23 @@ def test_join_reraises_a_lane_failure_and_reports_unpopped_tiles():
         rt.join()
 
 
+def test_pipe_ids_are_separate_fifos_and_lane_stride_cuts_unevenly():
+    rt = CrossCoreRuntime(timeout=5)
+    tile = torch.arange(10 * 2, dtype=torch.float32).reshape(10, 2)
+    rt.push_to_aiv(tile, split=1, lane_stride=6, id=1)
+    rt.push_to_aiv(torch.zeros(2, 2), split=0, id=0)
+    got = {}
+
+    def vector():
+        got[rt.lane()] = rt.pop_from_aic(split=1, id=1)
+
+    rt.launch(vector, (), lanes=2)
+    torch.testing.assert_close(rt.pop_from_aic(id=0), torch.zeros(2, 2))
+    rt.join()
+    torch.testing.assert_close(got[0], tile[:6])
+    torch.testing.assert_close(got[1], tile[6:])
+
+
 def test_an_odd_extent_cannot_be_split():
     with pytest.raises(ValueError, match="even extent"):
         CrossCoreRuntime().push_to_aiv(torch.ones(5, 4), split=1)
@@ -98,8 +115,10 @@ def _group_program(push_name: str = "xc.tpush_to_aiv", with_cube: bool = True) -
     t = E.Var("t", TileType((_c(16), _c(32)), _F32, memory_space=MemorySpace.Vec))
     load = create_op_call("block.load", [a, _shape(0, 0), _shape(16, 32)], {"target_memory": MemorySpace.Vec})
     push = E.Call(E.Op(push_name), (t,), (("split", 1),))
-    cube = Function("cube", (a,), (ParamDirection.In,), (), SeqStmts((AssignStmt(t, load), EvalStmt(push),
-                                                                      ReturnStmt(()))), FunctionType.InCore)
+    setup = E.Call(E.Op("xc.aic_initialize_pipe"), (), (("dir_mask", 1), ("slot_size", 1024)))
+    cube = Function("cube", (a,), (ParamDirection.In,), (),
+                    SeqStmts((EvalStmt(setup), AssignStmt(t, load), EvalStmt(push), ReturnStmt(()))),
+                    FunctionType.InCore)
 
     out = E.Var("out", TensorType((_c(16), _c(32)), _F32))
     h = E.Var("h", TileType((_c(8), _c(32)), _F32, memory_space=MemorySpace.Vec))
@@ -111,7 +130,8 @@ def _group_program(push_name: str = "xc.tpush_to_aiv", with_cube: bool = True) -
     mul = create_op_call("block.muls", [h, E.ConstFloat(2.0, _F32)])
     store = create_op_call("block.store", [r, E.MakeTuple((E.Mul(lane, _c(8), DataType.INDEX), _c(0))), out])
     vec = Function("vec", (out,), (ParamDirection.Out,), (out.type,),
-                   SeqStmts((AssignStmt(h, pop), AssignStmt(lane, idx), AssignStmt(r, mul), AssignStmt(o, store),
+                   SeqStmts((AssignStmt(h, pop), AssignStmt(lane, idx), AssignStmt(r, mul),
+                             EvalStmt(E.Call(E.Op("xc.tfree_to_aic"), (h,), (("split", 1),))), AssignStmt(o, store),
                              ReturnStmt((o,)))), FunctionType.InCore)
 
     ma, mo, res = E.Var("a", a.type), E.Var("out", out.type), E.Var("res", out.type)
@@ -127,6 +147,7 @@ def test_generated_group_runs_its_kernels_together():
     assert "_cross_core_rt.push_to_aiv(t, split=1)" in code
     assert "_cross_core_rt.pop_from_aic(split=1)" in code
     assert "_cross_core_rt.launch(vec, (out,), lanes=2)" in code  # (the vector kernel runs as two lanes)
+    assert "tfree" not in code and "initialize_pipe" not in code  # (no slots to free, no ring to set up)
     ns: dict = {}
     exec(code, ns)  # noqa: S102
     a = torch.randn(16, 32)
