@@ -80,10 +80,10 @@ def torch_codegen(node: Program | Function, check_shapes: bool = False) -> str:
                           f"pass the output of the pass pipeline)")
     by_name = {f.name: f for f in fns}
     cross = {f.name for f in fns if _uses_cross_core(f.body)}
-    parts = [_PREAMBLE.format(name=name)]
+    parts = [_PREAMBLE.format(name=name).rstrip("\n")]
     for f in fns:
         parts.append(_FunctionGen(f, by_name, cross, check_shapes).emit())
-    return "\n\n".join(parts) + "\n"
+    return "\n\n\n".join(parts) + "\n"
 
 
 def _uses_cross_core(body: Stmt) -> bool:

@@ -60,6 +60,9 @@ class TorchRuntimeError(RuntimeError):
 def to_numpy(x: Any) -> Any:
     """A NumPy view of a torch tensor (other values as they are)."""
     if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu":  # (the ops write the caller's tensors in place through NumPy views)
+            raise TorchRuntimeError(f"the generated code runs on CPU tensors, got one on {x.device}; "
+                                    "move it with .cpu() and copy the outputs back")
         x = x.detach()
         if x.dtype is torch.bfloat16:
             return x.view(torch.int16).numpy().view(_BF16)
