@@ -36,6 +36,23 @@ class Function(Node):
         return f"Function({self.name})"
 
 
+class FunctionTable(tuple):
+    """A program's functions: a tuple (iteration yields the functions, sorted by name) that also answers
+    the mapping calls today's public API makes on `Program.functions` (`values()`, `items()` keyed by
+    GlobalVar, `keys()`), so programs written for either form read it."""
+
+    __slots__ = ()
+
+    def values(self) -> list[Function]:
+        return list(self)
+
+    def keys(self) -> list[GlobalVar]:
+        return [GlobalVar(f.name) for f in self]
+
+    def items(self) -> list[tuple[GlobalVar, Function]]:
+        return [(GlobalVar(f.name), f) for f in self]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Program(Node):
     """A set of functions, kept sorted by name so that every walk over them is deterministic."""
@@ -48,7 +65,7 @@ class Program(Node):
         for f in self.functions:
             if not isinstance(f, Function):
                 raise InvalidType(f"program {self.name}: expected Function objects, got {type(f).__name__}")
-        fns = tuple(sorted(self.functions, key=lambda f: f.name))
+        fns = FunctionTable(sorted(self.functions, key=lambda f: f.name))
         names = [f.name for f in fns]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -75,4 +92,4 @@ class Program(Node):
         return f"Program({self.name}: {', '.join(self.function_names)})"
 
 
-__all__ = ["Function", "Program"]
+__all__ = ["Function", "FunctionTable", "Program"]

@@ -73,3 +73,25 @@ def test_aic_and_aiv_kernels_are_incore():
         return pl.store(pl.exp(pl.load(a, [0, 0], [16, 16])), [0, 0], o)
 
     assert "type=pl.FunctionType.InCore" in ir.python_print(k)
+
+
+@pl.program
+class _TwoFunctions:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        return pl.store(t, [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.k(a, c)
+        return c
+
+
+def test_program_functions_read_as_sequence_and_mapping():
+    fns = _TwoFunctions.functions
+    assert [f.name for f in fns] == ["k", "main"]  # our form: a sorted sequence
+    assert [f.name for f in fns.values()] == ["k", "main"]  # today's public form: a mapping
+    assert [g.name for g in fns.keys()] == ["k", "main"]
+    assert [(g.name, f.func_type) for g, f in fns.items()] == [
+        ("k", pl.FunctionType.InCore), ("main", pl.FunctionType.Orchestration)]
