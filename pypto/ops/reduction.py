@@ -73,12 +73,15 @@ def row_reduction(name: str, ref, pto: str, doc: str) -> tuple:
 def col_reduction(name: str, ref, pto: str, doc: str, dsl: tuple[str, ...] | None = None, tensor: bool = False):
     """`block.<name>` ([R, C] tile -> [1, C], optional scratch tile) and `pl.<name>`; with `tensor`,
     also `tensor.<name>` (its tile form the block op; `pl.tensor.<name>`)."""
+    if dsl is None:  # with a tensor form, `pl.<name>` dispatches on the operand (tensor or tile)
+        dsl = (f"pl.block.{name}",) if tensor else (f"pl.block.{name}", f"pl.{name}")
     tile = define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
                   _col_reduce_rule(f"block.{name}"), traits=COL_REDUCE, reference=ref, pto=pto, pipe=V,
-                  dsl=dsl if dsl is not None else (f"pl.block.{name}", f"pl.{name}"), doc=doc)
+                  dsl=dsl, doc=doc)
     if tensor:
-        define(f"tensor.{name}", [arg("input", "tensor")], _col_reduce_rule(f"tensor.{name}", "tensor"),
-               traits=COL_REDUCE, reference=ref, tile_form=tile, dsl=(f"pl.tensor.{name}",), doc=doc)
+        tensor_op = define(f"tensor.{name}", [arg("input", "tensor")], _col_reduce_rule(f"tensor.{name}", "tensor"),
+                           traits=COL_REDUCE, reference=ref, tile_form=tile, doc=doc)
+        unified(name, tensor=tensor_op, tile=tile, doc=doc)
     return tile
 
 
@@ -156,12 +159,37 @@ def _row_expand_rule(name: str, level: str):
         if len(args) == 1:  # row_expand(src): broadcast column 0 across each row
             return result_like(a)
         v = (expect_tile if level == "block" else expect_tensor)(name, args[1], "row vector")
+        if name == "block.row_expand_add" and _packed_carrier(v):
+            if v.rank != a.rank or dim_eq(v.shape[-2], a.shape[-2]) is False:
+                from .typing import _fmt
+
+                raise OpError(f"{name}: a packed row carrier must be [..., {a.shape[-2]!r}, "
+                              f"{v.shape[-1]!r}], got {_fmt(v.shape)}")
+            return result_like(a, dtype=_pr(a.dtype, v.dtype))
         if v.rank != a.rank or dim_eq(v.shape[-1], _ONE) is False or dim_eq(v.shape[-2], a.shape[-2]) is False:
             from .typing import _fmt
 
             raise OpError(f"{name}: row vector must be [..., {a.shape[-2]!r}, 1], got {_fmt(v.shape)}")
         return result_like(a, dtype=_pr(a.dtype, v.dtype))
     return infer
+
+
+def _packed_carrier(v) -> bool:
+    """Is the row vector the hardware's packed carrier (pl-head §3.4, tile row_expand_add): one
+    32-byte block per row, whose lanes repeat along the destination's columns?"""
+    k = v.shape[-1] if v.rank >= 2 else None
+    return isinstance(k, ConstInt) and k.value > 1 and k.value * v.dtype.bits == 256
+
+
+def _row_vec_ref(fn):
+    """a[..., i, j] op v[..., i, j % K]: K = 1 is the plain row vector, K > 1 the packed carrier."""
+    def ref(a, v):
+        a, v = nm.up(a), nm.up(v)
+        k = v.shape[-1]
+        if k > 1 and k != a.shape[-1]:
+            v = v[..., np.arange(a.shape[-1]) % k]
+        return fn(a, v)
+    return ref
 
 
 def _col_expand_rule(name: str, level: str):
@@ -221,7 +249,7 @@ _both("row_expand", lambda k: [arg("input", k), arg("row_vec", k, optional=True)
       "row_expand(src): dst[i, j] = src[i, 0]; row_expand(target, row_vec): row_vec[i, 0] in target's shape",
       Traits(ShapeClass.ROW_EXPAND, row_local=True))
 for _name, (_fn, _pto, _op) in _ROW_EXPAND.items():
-    _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _vec_ref(_fn), _pto,
+    _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _row_vec_ref(_fn), _pto,
           f"lhs[i, :] {_name.rsplit('_', 1)[1]} rhs[i, 0]", ROW_EXPAND, _op)
 _both("col_expand", lambda k: [arg("target", k), arg("col", k)], _col_expand_rule,
       lambda t, v: np.broadcast_to(v, t.shape).copy(), "tcolexpand", "broadcast a [1, N] row over target's rows",

@@ -142,7 +142,7 @@ def _elementwise(short: str, args: list, dst: Tile) -> tuple[list, tuple[int, in
         r = 1 if v.rows == 1 and dst.rows != 1 else dvr
         c = 1 if v.cols == 1 and dst.cols != 1 else dvc
         if k == 1 and shape is ShapeClass.ROW_EXPAND:
-            c = 1
+            c = v.cols  # [R, 1], or the packed 32-byte carrier (its lanes repeat; see trowexpandadd)
         if k == 1 and shape is ShapeClass.COL_EXPAND:
             r = 1
         out.append(_need(v, r, c, f"pto.{short}"))
