@@ -94,9 +94,37 @@ row_reduction("row_absmax", _keep(lambda x, axis, keepdims: np.max(np.abs(x), ax
 
 row_reduction("row_prod", _keep(np.prod), "trowprod", "product over the last axis")
 
+def col_sum_ref(x, *tmp):
+    """The hardware's column sum (pl-head §3.4): a float column accumulates in its own dtype (fp16 /
+    bf16 rounded after each add), row after row, or with a scratch tile `tmp` as a binary tree
+    (rows 2i + 2i+1 pairwise, an odd last row added into row 0, level by level). Integers: a plain sum."""
+    x = np.asarray(x)
+    wide = nm.up(x)
+    if wide.dtype.kind != "f":
+        return np.sum(x, axis=0, keepdims=True)
+    dt = x.dtype
+    keep = (lambda v: v.astype(dt).astype(np.float32)) if wide is not x else (lambda v: v)
+    rows = list(wide)
+    if not rows:
+        return np.zeros((1, x.shape[1]), wide.dtype)
+    if tmp:
+        while len(rows) > 1:
+            cnt, half = len(rows), len(rows) // 2
+            nxt = [keep(rows[2 * i] + rows[2 * i + 1]) for i in range(half)]
+            if cnt % 2:
+                nxt[0] = keep(nxt[0] + rows[cnt - 1])
+            rows = nxt
+        return rows[0][None, :]
+    acc = rows[0]
+    for r in rows[1:]:
+        acc = keep(acc + r)
+    return acc[None, :]
+
+
 for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
                          ("col_min", np.min, "tcolmin"), ("col_prod", np.prod, "tcolprod")):
-    col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
+    col_reduction(_name, col_sum_ref if _name == "col_sum" else _keep_col(_fn), _pto,
+                  f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
 
 
 # sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)

@@ -158,7 +158,9 @@ def _row_reduce(short: str, args: list, dst: Tile):
 
 def _col_reduce(short: str, args: list, dst: Tile):
     src = args[0][1]
-    return [_need(src, src.vr, dst.vc, f"pto.{short}")], (dst.vr, dst.vc)
+    # a scratch tile selects the hardware's tree order for tcolsum (see block.col_sum's reference)
+    tmp = [v.arr for _, v in args[1:2] if isinstance(v, Tile)]
+    return [_need(src, src.vr, dst.vc, f"pto.{short}"), *tmp], (dst.vr, dst.vc)
 
 
 def _row_wise(short: str, args: list, dst: Tile):
