@@ -26,7 +26,16 @@ from .memory import pad_scalar
 from .reduction import _both, _col_expand_rule, _row_expand_rule
 from .registry import add_dsl_name, arg, attr, block_ops, define, unified
 from .traits import COL_EXPAND, LAYOUT, ROW_EXPAND, ShapeClass, Traits
-from .typing import OpError, dims, expect_scalar, expect_tensor, expect_tile, result_like, static_dims, tile_result
+from .typing import (
+    OpError,
+    dims,
+    expect_scalar,
+    expect_tensor,
+    expect_tile,
+    result_like,
+    static_dims,
+    tile_result,
+)
 
 V = PipeType.V
 _FILL = Traits(ShapeClass.FILL)

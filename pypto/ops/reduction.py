@@ -125,6 +125,7 @@ for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tc
                          ("col_min", np.min, "tcolmin"), ("col_prod", np.prod, "tcolprod")):
     col_reduction(_name, col_sum_ref if _name == "col_sum" else _keep_col(_fn), _pto,
                   f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
+block_ops.col_sum.extra["reference_takes_tmp"] = True  # with a scratch tile: the tree order (col_sum_ref)
 
 
 # sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)

@@ -260,7 +260,8 @@ def generic(op: Op, short: str, ins: list, dst: Tile) -> None:
     od = opdef(short)
     if od is None or od.reference is None:
         raise InterpError(f"unknown instruction {op.name}")
-    args = [(p, v) for p, v in check_operands(short, od, ins) if p.name != "tmp"]
+    keep_tmp = od.extra.get("reference_takes_tmp", False)  # (the scratch tile selects an order)
+    args = [(p, v) for p, v in check_operands(short, od, ins) if p.name != "tmp" or keep_tmp]
     kw = registry_kwargs(op, od, dst)
     operands, shape = _prep(short)(short, args, dst)
     with np.errstate(all="ignore"):

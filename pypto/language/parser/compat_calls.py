@@ -139,8 +139,9 @@ def _assemble(c, entry, args, kwargs, sp):
     if _is_tensor(target) and _is_tile(source):
         src_t = _t(source)
         cur = c.build_op(block_ops.load, [target, offset, list(src_t.shape)], {}, sp)
-    else:
-        cur = c.call_op("pl.view", _lookup("pl", "view"), [target, list(_t(source).shape), offset], {}, sp)
+        total = c.call_op("pl.add", _lookup("pl", "add"), [cur, source], {}, sp)
+        raise _Adapted(c.build_op(block_ops.store, [total, offset, target], {}, sp))  # a tile into DDR: a store
+    cur = c.call_op("pl.view", _lookup("pl", "view"), [target, list(_t(source).shape), offset], {}, sp)
     total = c.call_op("pl.add", _lookup("pl", "add"), [cur, source], {}, sp)
     return entry, [target, total, offset], kwargs
 

@@ -238,23 +238,32 @@ namespace detail {
 // TCOLSUM's order and precision are the hardware's (pl-head 3.4): a float column accumulates in its
 // own dtype (fp16 / bf16 rounded after every add), row after row, or with a scratch tile as a
 // binary tree (rows 2i and 2i + 1 pairwise; an odd last row joins row 0), level by level.
-template <class T> PTO_INLINE compute_t<T> keep_in(compute_t<T> x) { return to_compute(from_compute<T>(x)); }
+// (fp16 through the integer conversion: with AVX512-FP16, GCC -O3 vectorised the tree's
+// float -> _Float16 -> float round trips to other values than the scalar code)
+template <class T> PTO_INLINE compute_t<T> keep_in(compute_t<T> x) {
+  if constexpr (is_half_v<T>) return half_bits_to_float(float_to_half_bits(x));
+  else return to_compute(from_compute<T>(x));
+}
 template <bool kTree, class D, class S> PTO_INLINE void col_sum_ordered(D& dst, const S& src) {
   using T = typename S::value_type;
   using CT = compute_t<T>;
   static_assert(S::kRowMajor && D::kRowMajor);
   const int rows = src.vr;
-  CT buf[kTree ? S::Rows : 1];
+  CT buf[kTree ? S::Rows : 1], buf2[kTree ? S::Rows : 1];
   for (int c = 0; c < dst.vc; ++c) {
     CT acc = rows > 0 ? CT(to_compute(src.row(0)[c])) : CT(0);
     if constexpr (kTree) {
-      for (int r = 0; r < rows; ++r) buf[r] = to_compute(src.row(r)[c]);
+      // each level from one buffer into the other (no in-place update for the optimiser to reorder)
+      CT* in = buf;
+      CT* out = buf2;
+      for (int r = 0; r < rows; ++r) in[r] = to_compute(src.row(r)[c]);
       for (int cnt = rows; cnt > 1; cnt /= 2) {
         const int half = cnt / 2;
-        for (int i = 0; i < half; ++i) buf[i] = keep_in<T>(buf[2 * i] + buf[2 * i + 1]);
-        if (cnt % 2 == 1) buf[0] = keep_in<T>(buf[0] + buf[cnt - 1]);
+        for (int i = 0; i < half; ++i) out[i] = keep_in<T>(in[2 * i] + in[2 * i + 1]);
+        if (cnt % 2 == 1) out[0] = keep_in<T>(out[0] + in[cnt - 1]);
+        std::swap(in, out);
       }
-      if (rows > 0) acc = buf[0];
+      if (rows > 0) acc = in[0];
     } else {
       for (int r = 1; r < rows; ++r) acc = keep_in<T>(acc + CT(to_compute(src.row(r)[c])));
     }
