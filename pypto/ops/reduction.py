@@ -165,8 +165,17 @@ def _axis_ref(fn):
 
 _AXIS = [attr("axis", "int", None), attr("keepdim", "bool", False)]
 _AXIS0 = [attr("axis", "int", 0, nullable=True), attr("keepdim", "bool", False)]  # max / min: reference §1.3 default axis 0
+def _sum_ref(x, *, axis=None, keepdim=False):
+    """block.sum: over axis 0 of a 2-D tile it is the column sum (pto.tcolsum: its order and precision)."""
+    x = np.asarray(x)
+    if axis is not None and x.ndim == 2 and axis % 2 == 0:
+        r = col_sum_ref(x)
+        return r if keepdim else r[0]
+    return np.sum(nm.up(x), axis=axis, keepdims=keepdim)
+
+
 define("block.sum", [arg("input", "tile"), *_AXIS], _axis_rule("block.sum"), traits=AXIS_REDUCE,
-       reference=_axis_ref(np.sum), pipe=V, dsl=("pl.block.sum", "pl.sum"),
+       reference=_sum_ref, pipe=V, dsl=("pl.block.sum", "pl.sum"),
        doc="sum over an axis (all axes when axis is None)")
 _max = define("block.max", [arg("input", "tile"), *_AXIS0], _axis_rule("block.max"), traits=AXIS_REDUCE,
               reference=_axis_ref(np.max), pipe=V, dsl=("pl.block.max",), doc="max over an axis")
