@@ -55,7 +55,7 @@ def bind(sig: Signature, args: tuple, kwargs: dict[str, Any]) -> BoundCall:
         if v is None:
             values.append(None)
             continue
-        a = _to_numpy(v, p)
+        a = _same_bits(_to_numpy(v, p), p)
         if a.ndim == 1 and len(p.shape) == 1 and isinstance(p.shape[0], int) and a.shape[0] > p.shape[0]:
             # a longer 1-D buffer than declared: its leading elements, as the public runtime (which passes
             # the buffer's address) reads them (a March test hands a [9] config to a [7] parameter)
@@ -95,7 +95,7 @@ def _outputs(sig: Signature, extra_given: list[Any], binder: Binder) -> list[np.
         if pidx is not None or r.kind != "tensor":
             continue
         if extra_given:
-            o = _to_numpy(extra_given[k], r)
+            o = _same_bits(_to_numpy(extra_given[k], r), r)
             binder.check(Param(f"output {k}", "tensor", r.dtype, r.shape, "out"), o)
             if not _usable(o) or not o.flags.writeable:
                 raise ArgumentError(f"output {k} must be a writeable, contiguous, aligned array")
@@ -167,6 +167,16 @@ def _to_numpy(v: Any, p: Param) -> np.ndarray:
             raise ArgumentError(f"parameter '{p.name}': cannot view torch dtype {t.dtype} as an array: {e}") from None
     raise ArgumentError(f"parameter '{p.name}' is a tensor ({p.dtype.name} {_shape_str(p.shape)}); got "
                         f"{type(v).__name__}")
+
+
+def _same_bits(a: np.ndarray, p: Param) -> np.ndarray:
+    """A signed integer array for an unsigned parameter of the same width (or the reverse) is viewed
+    as the parameter's dtype: torch has no uint32 and little uint16, so its users (and the public
+    test harness) pass int32 / int16 tensors holding the same bits. Writes go to the caller's buffer."""
+    want = p.dtype.numpy if a.dtype.kind in "iu" else None
+    if want is not None and a.dtype != want and want.kind in "iu" and a.dtype.itemsize == want.itemsize:
+        return a.view(want)
+    return a
 
 
 def _shape_str(shape: tuple | list) -> str:

@@ -24,9 +24,18 @@ from . import elementwise as _elementwise  # noqa: F401  (defined first: reducti
 from . import shape as _shape  # noqa: F401  (defined first: pto.ttrans runs block.transpose's reference)
 from .memory import pad_scalar
 from .reduction import _both, _col_expand_rule, _row_expand_rule
-from .registry import add_dsl_name, arg, attr, block_ops, define
+from .registry import add_dsl_name, arg, attr, block_ops, define, unified
 from .traits import COL_EXPAND, LAYOUT, ROW_EXPAND, ShapeClass, Traits
-from .typing import OpError, dims, expect_scalar, expect_tile, static_dims, tile_result
+from .typing import (
+    OpError,
+    dims,
+    expect_scalar,
+    expect_tensor,
+    expect_tile,
+    result_like,
+    static_dims,
+    tile_result,
+)
 
 V = PipeType.V
 _FILL = Traits(ShapeClass.FILL)
@@ -98,16 +107,22 @@ define("block.tri", [arg("diagonal", "scalar"), arg("shape", "shape"), arg("vali
 # fillpad_expand, fillpad_inplace, transpose_view
 
 
-def _fillpad_expand_rule(args, kw):
-    t = expect_tile("block.fillpad_expand", args[0], "input")
-    shape = static_dims("block.fillpad_expand", args[1], "shape")
-    if len(shape) != t.rank:
-        raise OpError(f"block.fillpad_expand: shape needs {t.rank} entries, got {list(shape)}")
-    for i, (s, d) in enumerate(zip(shape, t.shape)):
-        if isinstance(d, ConstInt) and s < d.value:
-            raise OpError(f"block.fillpad_expand: shape {list(shape)} is smaller than the input's in dim {i} "
-                          f"({d.value})", hint="the result holds the whole input tile; use pl.fillpad to keep its shape")
-    return tile_result(shape, t.dtype, memory_space=t.space)  # (the whole result is valid)
+def _fillpad_expand_rule(level: str):
+    name = f"{level}.fillpad_expand"
+
+    def infer(args, kw):
+        t = (expect_tile if level == "block" else expect_tensor)(name, args[0], "input")
+        shape = static_dims(name, args[1], "shape")
+        if len(shape) != t.rank:
+            raise OpError(f"{name}: shape needs {t.rank} entries, got {list(shape)}")
+        for i, (s, d) in enumerate(zip(shape, t.shape)):
+            if isinstance(d, ConstInt) and s < d.value:
+                raise OpError(f"{name}: shape {list(shape)} is smaller than the input's in dim {i} ({d.value})",
+                              hint="the result holds the whole input; use pl.fillpad to keep its shape")
+        if level == "tensor":
+            return result_like(t, shape)
+        return tile_result(shape, t.dtype, memory_space=t.space)  # (the whole result is valid)
+    return infer
 
 
 def fillpad_expand_ref(x, shape, *, pad_value=PadValue.zero, valid=None):
@@ -119,11 +134,17 @@ def fillpad_expand_ref(x, shape, *, pad_value=PadValue.zero, valid=None):
     return out
 
 
-define("block.fillpad_expand", [arg("input", "tile"), arg("shape", "shape"),
-                                attr("pad_value", "padvalue", PadValue.zero)],
-       _fillpad_expand_rule, traits=Traits(ShapeClass.LAYOUT), reference=fillpad_expand_ref, pto="tfillpad", pipe=V,
-       dsl=("pl.block.fillpad_expand", "pl.fillpad_expand"),
-       doc="copy the valid region into the top left of a larger tile and pad the rest (zero / max / min)")
+_fpe_tile = define("block.fillpad_expand", [arg("input", "tile"), arg("shape", "shape"),
+                                            attr("pad_value", "padvalue", PadValue.zero)],
+                   _fillpad_expand_rule("block"), traits=Traits(ShapeClass.LAYOUT), reference=fillpad_expand_ref,
+                   pto="tfillpad", pipe=V, dsl=("pl.block.fillpad_expand",),
+                   doc="copy the valid region into the top left of a larger tile and pad the rest (zero / max / min)")
+# the tensor form (pl-head §3.5): a kernel loads the input and runs the tile op
+_fpe_tensor = define("tensor.fillpad_expand", [arg("input", "tensor"), arg("shape", "shape"),
+                                               attr("pad_value", "padvalue", PadValue.zero)],
+                     _fillpad_expand_rule("tensor"), traits=Traits(ShapeClass.LAYOUT), reference=fillpad_expand_ref,
+                     tile_form=_fpe_tile, doc="fillpad_expand of a tensor (its valid region at the top left)")
+unified("fillpad_expand", tensor=_fpe_tensor, tile=_fpe_tile, doc="copy the valid region into a larger padded value")
 add_dsl_name("pl.block.fillpad_inplace", block_ops.fillpad)  # same numbers; buffer reuse is the planner's call
 
 

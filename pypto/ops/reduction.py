@@ -73,12 +73,15 @@ def row_reduction(name: str, ref, pto: str, doc: str) -> tuple:
 def col_reduction(name: str, ref, pto: str, doc: str, dsl: tuple[str, ...] | None = None, tensor: bool = False):
     """`block.<name>` ([R, C] tile -> [1, C], optional scratch tile) and `pl.<name>`; with `tensor`,
     also `tensor.<name>` (its tile form the block op; `pl.tensor.<name>`)."""
+    if dsl is None:  # with a tensor form, `pl.<name>` dispatches on the operand (tensor or tile)
+        dsl = (f"pl.block.{name}",) if tensor else (f"pl.block.{name}", f"pl.{name}")
     tile = define(f"block.{name}", [arg("input", "tile"), arg("tmp", "tile", optional=True)],
                   _col_reduce_rule(f"block.{name}"), traits=COL_REDUCE, reference=ref, pto=pto, pipe=V,
-                  dsl=dsl if dsl is not None else (f"pl.block.{name}", f"pl.{name}"), doc=doc)
+                  dsl=dsl, doc=doc)
     if tensor:
-        define(f"tensor.{name}", [arg("input", "tensor")], _col_reduce_rule(f"tensor.{name}", "tensor"),
-               traits=COL_REDUCE, reference=ref, tile_form=tile, dsl=(f"pl.tensor.{name}",), doc=doc)
+        tensor_op = define(f"tensor.{name}", [arg("input", "tensor")], _col_reduce_rule(f"tensor.{name}", "tensor"),
+                           traits=COL_REDUCE, reference=ref, tile_form=tile, doc=doc)
+        unified(name, tensor=tensor_op, tile=tile, doc=doc)
     return tile
 
 
@@ -91,9 +94,38 @@ row_reduction("row_absmax", _keep(lambda x, axis, keepdims: np.max(np.abs(x), ax
 
 row_reduction("row_prod", _keep(np.prod), "trowprod", "product over the last axis")
 
+def col_sum_ref(x, *tmp):
+    """The hardware's column sum (pl-head §3.4): a float column accumulates in its own dtype (fp16 /
+    bf16 rounded after each add), row after row, or with a scratch tile `tmp` as a binary tree
+    (rows 2i + 2i+1 pairwise, an odd last row added into row 0, level by level). Integers: a plain sum."""
+    x = np.asarray(x)
+    wide = nm.up(x)
+    if wide.dtype.kind != "f":
+        return np.sum(x, axis=0, keepdims=True)
+    dt = x.dtype
+    keep = (lambda v: v.astype(dt).astype(np.float32)) if wide is not x else (lambda v: v)
+    rows = list(wide)
+    if not rows:
+        return np.zeros((1, x.shape[1]), wide.dtype)
+    if tmp:
+        while len(rows) > 1:
+            cnt, half = len(rows), len(rows) // 2
+            nxt = [keep(rows[2 * i] + rows[2 * i + 1]) for i in range(half)]
+            if cnt % 2:
+                nxt[0] = keep(nxt[0] + rows[cnt - 1])
+            rows = nxt
+        return rows[0][None, :]
+    acc = rows[0]
+    for r in rows[1:]:
+        acc = keep(acc + r)
+    return acc[None, :]
+
+
 for _name, _fn, _pto in (("col_sum", np.sum, "tcolsum"), ("col_max", np.max, "tcolmax"),
                          ("col_min", np.min, "tcolmin"), ("col_prod", np.prod, "tcolprod")):
-    col_reduction(_name, _keep_col(_fn), _pto, f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
+    col_reduction(_name, col_sum_ref if _name == "col_sum" else _keep_col(_fn), _pto,
+                  f"{_name.split('_')[1]} over axis 0 of a 2-D tile", tensor=True)
+block_ops.col_sum.extra["reference_takes_tmp"] = True  # with a scratch tile: the tree order (col_sum_ref)
 
 
 # sum / max / min over one axis (or all); max/min of two scalars is a scalar expression (parser)
@@ -133,8 +165,17 @@ def _axis_ref(fn):
 
 _AXIS = [attr("axis", "int", None), attr("keepdim", "bool", False)]
 _AXIS0 = [attr("axis", "int", 0, nullable=True), attr("keepdim", "bool", False)]  # max / min: reference §1.3 default axis 0
+def _sum_ref(x, *, axis=None, keepdim=False):
+    """block.sum: over axis 0 of a 2-D tile it is the column sum (pto.tcolsum: its order and precision)."""
+    x = np.asarray(x)
+    if axis is not None and x.ndim == 2 and axis % 2 == 0:
+        r = col_sum_ref(x)
+        return r if keepdim else r[0]
+    return np.sum(nm.up(x), axis=axis, keepdims=keepdim)
+
+
 define("block.sum", [arg("input", "tile"), *_AXIS], _axis_rule("block.sum"), traits=AXIS_REDUCE,
-       reference=_axis_ref(np.sum), pipe=V, dsl=("pl.block.sum", "pl.sum"),
+       reference=_sum_ref, pipe=V, dsl=("pl.block.sum", "pl.sum"),
        doc="sum over an axis (all axes when axis is None)")
 _max = define("block.max", [arg("input", "tile"), *_AXIS0], _axis_rule("block.max"), traits=AXIS_REDUCE,
               reference=_axis_ref(np.max), pipe=V, dsl=("pl.block.max",), doc="max over an axis")
@@ -156,12 +197,37 @@ def _row_expand_rule(name: str, level: str):
         if len(args) == 1:  # row_expand(src): broadcast column 0 across each row
             return result_like(a)
         v = (expect_tile if level == "block" else expect_tensor)(name, args[1], "row vector")
+        if name == "block.row_expand_add" and _packed_carrier(v):
+            if v.rank != a.rank or dim_eq(v.shape[-2], a.shape[-2]) is False:
+                from .typing import _fmt
+
+                raise OpError(f"{name}: a packed row carrier must be [..., {a.shape[-2]!r}, "
+                              f"{v.shape[-1]!r}], got {_fmt(v.shape)}")
+            return result_like(a, dtype=_pr(a.dtype, v.dtype))
         if v.rank != a.rank or dim_eq(v.shape[-1], _ONE) is False or dim_eq(v.shape[-2], a.shape[-2]) is False:
             from .typing import _fmt
 
             raise OpError(f"{name}: row vector must be [..., {a.shape[-2]!r}, 1], got {_fmt(v.shape)}")
         return result_like(a, dtype=_pr(a.dtype, v.dtype))
     return infer
+
+
+def _packed_carrier(v) -> bool:
+    """Is the row vector the hardware's packed carrier (pl-head §3.4, tile row_expand_add): one
+    32-byte block per row, whose lanes repeat along the destination's columns?"""
+    k = v.shape[-1] if v.rank >= 2 else None
+    return isinstance(k, ConstInt) and k.value > 1 and k.value * v.dtype.bits == 256
+
+
+def _row_vec_ref(fn):
+    """a[..., i, j] op v[..., i, j % K]: K = 1 is the plain row vector, K > 1 the packed carrier."""
+    def ref(a, v):
+        a, v = nm.up(a), nm.up(v)
+        k = v.shape[-1]
+        if k > 1 and k != a.shape[-1]:
+            v = v[..., np.arange(a.shape[-1]) % k]
+        return fn(a, v)
+    return ref
 
 
 def _col_expand_rule(name: str, level: str):
@@ -221,7 +287,7 @@ _both("row_expand", lambda k: [arg("input", k), arg("row_vec", k, optional=True)
       "row_expand(src): dst[i, j] = src[i, 0]; row_expand(target, row_vec): row_vec[i, 0] in target's shape",
       Traits(ShapeClass.ROW_EXPAND, row_local=True))
 for _name, (_fn, _pto, _op) in _ROW_EXPAND.items():
-    _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _vec_ref(_fn), _pto,
+    _both(_name, lambda k: [arg("lhs", k), arg("rhs", k)], _row_expand_rule, _row_vec_ref(_fn), _pto,
           f"lhs[i, :] {_name.rsplit('_', 1)[1]} rhs[i, 0]", ROW_EXPAND, _op)
 _both("col_expand", lambda k: [arg("target", k), arg("col", k)], _col_expand_rule,
       lambda t, v: np.broadcast_to(v, t.shape).copy(), "tcolexpand", "broadcast a [1, N] row over target's rows",

@@ -301,14 +301,17 @@ class _Builder:
                 inits.append(self.env[v])
                 continue
             what = "loop" if is_for else "while loop"
-            if v in self.live.body_in(s) or (isinstance(s, WhileStmt) and v in expr_vars(s.condition)):
-                raise PassError(f"variable '{v.name}' is read in this {what} before it is assigned{_line(v)}, so the "
-                                "first iteration has no value for it", s.span,
-                                hint=f"assign '{v.name}' before the loop")
+            # a variable that only ever names one outer buffer (`out = pl.store(t, offs, c)`) has that
+            # buffer as its value before the loop, also where it is read first (a `continue` before
+            # the store carries it on)
             alias = self.aliased_init(s, v)
             if alias is not None:
                 inits.append(alias)
                 continue
+            if v in self.live.body_in(s) or (isinstance(s, WhileStmt) and v in expr_vars(s.condition)):
+                raise PassError(f"variable '{v.name}' is read in this {what} before it is assigned{_line(v)}, so the "
+                                "first iteration has no value for it", s.span,
+                                hint=f"assign '{v.name}' before the loop")
             # the public parser accepts a for loop that assigns the variable on every path even when it may
             # not run: the value after a loop that did not run is then undefined (a placeholder)
             if not (isinstance(s, ForStmt) and v in must_define(s.body)):

@@ -16,7 +16,7 @@ from pypto.runtime import RunConfig
 @pytest.mark.parametrize("spelling,op", [
     ("arange", "tensor.ci"), ("tensor.ci", "tensor.ci"), ("tensor.arange", "tensor.ci"),
     ("tile.ci", "block.ci"), ("tile.arange", "block.ci"), ("tri", "block.tri"), ("tile.tri", "block.tri"),
-    ("fillpad_expand", "block.fillpad_expand"), ("tile.fillpad_expand", "block.fillpad_expand"),
+    ("tensor.fillpad_expand", "tensor.fillpad_expand"), ("tile.fillpad_expand", "block.fillpad_expand"),
     ("tile.fillpad_inplace", "block.fillpad"), ("tile.transpose_view", "block.transpose_view"),
     ("tile.row_expand_expdif", "block.row_expand_expdif"), ("tensor.col_expand_expdif", "tensor.col_expand_expdif"),
 ])
@@ -27,7 +27,7 @@ def test_spellings_name_their_registry_op(spelling, op):
     assert obj.entry is OPS[op]
 
 
-@pytest.mark.parametrize("name", ["row_expand_expdif", "col_expand_expdif"])
+@pytest.mark.parametrize("name", ["row_expand_expdif", "col_expand_expdif", "fillpad_expand", "col_prod"])
 def test_expdif_dispatches_on_the_first_operand(name):
     d = getattr(pl, name).entry
     assert d.tensor is OPS[f"tensor.{name}"] and d.tile is OPS[f"block.{name}"]

@@ -39,12 +39,23 @@ CASES.append(Case("block.fillpad", ("a",), id="fillpad_inplace", call="pl.tile.f
 TCASES = [
     _t("tensor.row_expand_expdif", "pl.row_expand_expdif({a}, {row})", ("a", "row"), dynamic=True, tol=_EXP),
     _t("tensor.col_expand_expdif", "pl.col_expand_expdif({a}, {col})", ("a", "col"), dynamic=True, tol=_EXP),
+    # tensor forms (pl-head §3.4, §3.5): `pl.<name>` on a tensor dispatches to tensor.<name>
+    T.TCase("tensor.fillpad_expand", "pl.fillpad_expand(pl.view(a, [12, 32], [0, 0]), [16, 64])",
+            lambda x, dt: ref("tensor.fillpad_expand")(x["a"][:12, :32], (16, 64)), ("a",)),
+    T.TCase("tensor.fillpad_expand",
+            "pl.fillpad_expand(pl.view(a, [16, 48], [0, 0], valid_shape=[13, 37]), [16, 64], pad_value=2)",
+            lambda x, dt: ref("tensor.fillpad_expand")(x["a"][:, :48], (16, 64), pad_value=PadValue.max,
+                                                       valid=(13, 37)),
+            ("a",), kw={"pad_value": PadValue.max}, incore=True, id="fillpad_expand_valid"),
+    *[_t(f"tensor.{n}", f"pl.{n}({{a}})", ("a",), id=f"{n}_unified", tol=("ulp", 16) if n == "col_prod" else "exact")
+      for n in ("col_prod", "col_max", "col_min")],
 ]
 
 _START = ConstInt(3, DataType.INT32)
 PROBE_CALL = {
     "block.tri": lambda dt: ((_START, T._ints(R, C)), {"dtype": dt}),
     "block.fillpad_expand": lambda dt: ((T._tile(dt), T._ints(32, C)), {}),
+    "tensor.fillpad_expand": lambda dt: ((T._tensor(dt), T._ints(32, C)), {}),
 }
 SHARD_FAMILIES = {"broadcast": ("row_expand_expdif", "col_expand_expdif"),
                   "memory": ("tri", "fillpad_expand"), "layout": ("transpose_view",)}

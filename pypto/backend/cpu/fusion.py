@@ -52,6 +52,8 @@ def fusable(op: Op) -> bool:
         return False
     if len(op.outs) != 1 or not isinstance(op.outs[0].type, TileBufT):
         return False
+    if _form(op) is Form.ROW_EXPAND and len(op.ins) > 1 and getattr(op.ins[1].type, "cols", 1) != 1:
+        return False  # a packed row carrier (its lanes repeat along the row): its own loop, elementwise.hpp
     tiles = [v.type for v in (*op.ins, op.outs[0]) if isinstance(v.type, TileBufT)]
     return all(_tile_ok(t) for t in tiles)
 

@@ -142,7 +142,7 @@ def _elementwise(short: str, args: list, dst: Tile) -> tuple[list, tuple[int, in
         r = 1 if v.rows == 1 and dst.rows != 1 else dvr
         c = 1 if v.cols == 1 and dst.cols != 1 else dvc
         if k == 1 and shape is ShapeClass.ROW_EXPAND:
-            c = 1
+            c = v.cols  # [R, 1], or the packed 32-byte carrier (its lanes repeat; see trowexpandadd)
         if k == 1 and shape is ShapeClass.COL_EXPAND:
             r = 1
         out.append(_need(v, r, c, f"pto.{short}"))
@@ -158,7 +158,9 @@ def _row_reduce(short: str, args: list, dst: Tile):
 
 def _col_reduce(short: str, args: list, dst: Tile):
     src = args[0][1]
-    return [_need(src, src.vr, dst.vc, f"pto.{short}")], (dst.vr, dst.vc)
+    # a scratch tile selects the hardware's tree order for tcolsum (see block.col_sum's reference)
+    tmp = [v.arr for _, v in args[1:2] if isinstance(v, Tile)]
+    return [_need(src, src.vr, dst.vc, f"pto.{short}"), *tmp], (dst.vr, dst.vc)
 
 
 def _row_wise(short: str, args: list, dst: Tile):
@@ -258,7 +260,8 @@ def generic(op: Op, short: str, ins: list, dst: Tile) -> None:
     od = opdef(short)
     if od is None or od.reference is None:
         raise InterpError(f"unknown instruction {op.name}")
-    args = [(p, v) for p, v in check_operands(short, od, ins) if p.name != "tmp"]
+    keep_tmp = od.extra.get("reference_takes_tmp", False)  # (the scratch tile selects an order)
+    args = [(p, v) for p, v in check_operands(short, od, ins) if p.name != "tmp" or keep_tmp]
     kw = registry_kwargs(op, od, dst)
     operands, shape = _prep(short)(short, args, dst)
     with np.errstate(all="ignore"):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.ir.expr import Cast, Expr, IterArg, MemRef, TupleGetItem, Var, make_memref
+from pypto.ir.expr import Call, Cast, Expr, IterArg, MemRef, TupleGetItem, Var, make_memref
 from pypto.ir.node import replace
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt
 from pypto.ir.structural import structural_equal
 from pypto.ir.types import MemRefType, ScalarType, TileType, TupleType, Type
-from pypto.ops.registry import block_ops, lookup_dsl
+from pypto.ops.registry import block_ops, lookup_dsl, tensor_ops
 
 from ..annotations import TileAnn
 from ..dsl import DslHelper, DslOp
@@ -146,6 +146,17 @@ class AssignmentParser(ExprParser):
             like = ann.dtype if isinstance(ann, ScalarType) else None
             value = to_expr(value, sp, f"value of '{name}'", like)
         t = value.type
+        if isinstance(t, TupleType) and not t.types and _writes_element(value):
+            # today's `x = pl.write(x, idx, v)` (the write returns its destination): the write is
+            # the statement, and the name stays (or becomes) the written tensor / tile
+            self.emit(EvalStmt(value, span=self.span(node)))
+            dst = value.args[0]
+            b = self.scopes.lookup(name)
+            if b is not None and b.value is dst:
+                if ann is not None:
+                    check_compatible(ann, dst.type, sp, f"'{name}'")
+                return dst
+            value, t = dst, dst.type
         if isinstance(t, TupleType) and not t.types:
             raise ParserTypeError("this operation produces no value to assign", self.span(node))
         if ann is not None:
@@ -245,3 +256,7 @@ class AssignmentParser(ExprParser):
 
 
 __all__ = ["AssignmentParser"]
+
+
+def _writes_element(value: Expr) -> bool:
+    return isinstance(value, Call) and value.op in (tensor_ops.write, block_ops.write)

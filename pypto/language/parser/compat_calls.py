@@ -13,7 +13,7 @@ from typing import Any
 
 from pypto.ir import expr as E
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import CastMode, MemorySpace
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ops.masks import mask_width
@@ -126,18 +126,38 @@ def _store(c, entry, args, kwargs, sp):
 
 def _assemble(c, entry, args, kwargs, sp):
     atomic = python_value(kwargs.pop("atomic", AtomicType.None_))
+    args = _assemble_lead_ones(c, args, sp)
     if atomic in (None, AtomicType.None_, 0):
         return entry, args, kwargs
     if atomic not in (AtomicType.Add, 1) or len(args) != 3:
         raise ParserTypeError("assemble(target, source, offset, atomic=pl.AtomicType.Add) takes three operands", sp)
     target, source, offset = args
+    if _is_tensor(target) and (_is_tile(source) or _is_tensor(source)) and _t(source).dtype is not _t(target).dtype:
+        # an fp32 accumulator atomically added into a narrower output: the hardware converts each
+        # partial to the output's dtype on the way out (fix-pipe), then adds it there
+        source = c.call_op("pl.cast", _lookup("pl", "cast"), [source, _t(target).dtype], {"mode": CastMode.rint}, sp)
     if _is_tensor(target) and _is_tile(source):
         src_t = _t(source)
         cur = c.build_op(block_ops.load, [target, offset, list(src_t.shape)], {}, sp)
-    else:
-        cur = c.call_op("pl.view", _lookup("pl", "view"), [target, list(_t(source).shape), offset], {}, sp)
+        total = c.call_op("pl.add", _lookup("pl", "add"), [cur, source], {}, sp)
+        raise _Adapted(c.build_op(block_ops.store, [total, offset, target], {}, sp))  # a tile into DDR: a store
+    cur = c.call_op("pl.view", _lookup("pl", "view"), [target, list(_t(source).shape), offset], {}, sp)
     total = c.call_op("pl.add", _lookup("pl", "add"), [cur, source], {}, sp)
     return entry, [target, total, offset], kwargs
+
+
+def _assemble_lead_ones(c, args, sp) -> list:
+    """A tensor source of lower rank than its tensor target (a [4, 16] chunk into a [2, 4, 16]
+    output at [b, 0, 0]) is the source with leading unit axes, as today's API reads it."""
+    args = list(args)
+    if len(args) != 3 or not (_is_tensor(args[0]) and _is_tensor(args[1])):
+        return args
+    target, source, offset = args
+    missing = _t(target).rank - _t(source).rank
+    if missing > 0 and isinstance(offset, (list, tuple)) and len(offset) == _t(target).rank:
+        args[1] = c.call_op("pl.reshape", _lookup("pl", "reshape"), [source, [1] * missing + list(_t(source).shape)],
+                            {}, sp)
+    return args
 
 
 def _slice(c, entry, args, kwargs, sp):

@@ -92,7 +92,23 @@ template <class D, class A, class B, class S> PTO_INLINE void TSELS(D& dst, cons
   template <class D, class A, class S> PTO_INLINE void NAME(D& dst, const A& a, const S& v) {     \
     vmap(dst, op::OP{}, a, WRAP(v));                                                              \
   }
-#define PTO_ROW_EXPAND(NAME, OP) PTO_EXPAND(NAME, OP, ColBcast)
+// A row vector with more than one column is the packed 32-byte carrier of tile row_expand_add
+// (pl-head 3.4): dst[i, j] = a[i, j] op v[i, j % K], element by element (the fuser leaves it alone).
+template <class F, class D, class A, class S> PTO_INLINE void trowexpand_packed(D& dst, const A& a, const S& v) {
+  using T = typename D::value_type;
+  static_assert(D::kRowMajor && A::kRowMajor && S::kRowMajor);
+  for (int r = 0; r < dst.vr; ++r) {
+    const auto* pa = a.row(r);
+    const auto* pv = v.row(r);
+    T* o = dst.row(r);
+    for (int c = 0; c < dst.vc; ++c) o[c] = from_compute<T>(F{}(to_compute(pa[c]), to_compute(pv[c % S::Cols])));
+  }
+}
+#define PTO_ROW_EXPAND(NAME, OP)                                                                  \
+  template <class D, class A, class S> PTO_INLINE void NAME(D& dst, const A& a, const S& v) {     \
+    if constexpr (S::Cols > 1) trowexpand_packed<op::OP>(dst, a, v);                              \
+    else vmap(dst, op::OP{}, a, ColBcast(v));                                                     \
+  }
 #define PTO_COL_EXPAND(NAME, OP) PTO_EXPAND(NAME, OP, RowBcast)
 // bitwise not for integers, logical not for bool
 template <class D, class A> PTO_INLINE void TNOT(D& dst, const A& a) {

@@ -1,7 +1,7 @@
 // pto/reduce.hpp -- row / column reductions and the broadcasts that undo them.
 //   TROWSUM/TROWMAX/TROWMIN(dst[R,1], src[, tmp]): dst[i,0] = reduce(src[i, 0:src.vc]) for i < dst.vr
 //   TCOLSUM/TCOLMAX/TCOLMIN(dst[1,C], src[, tmp]): dst[0,j] = reduce(src[0:src.vr, j]) for j < dst.vc
-// fp16/bf16 accumulate in fp32; integer sums wrap in the integer type (computed in >= 32 bits).
+// fp16/bf16 accumulate in fp32 (TCOLSUM: in fp16 / bf16, the hardware's order, below); integer sums wrap in the integer type (computed in >= 32 bits).
 #pragma once
 #include "elementwise.hpp"
 
@@ -234,13 +234,60 @@ template <Red R, class D, class S> PTO_INLINE void col_reduce(D& dst, const S& s
 }
 }  // namespace detail
 
+namespace detail {
+// TCOLSUM's order and precision are the hardware's (pl-head 3.4): a float column accumulates in its
+// own dtype (fp16 / bf16 rounded after every add), row after row, or with a scratch tile as a
+// binary tree (rows 2i and 2i + 1 pairwise; an odd last row joins row 0), level by level.
+// (fp16 through the integer conversion: with AVX512-FP16, GCC -O3 vectorised the tree's
+// float -> _Float16 -> float round trips to other values than the scalar code)
+template <class T> PTO_INLINE compute_t<T> keep_in(compute_t<T> x) {
+  if constexpr (is_half_v<T>) return half_bits_to_float(float_to_half_bits(x));
+  else return to_compute(from_compute<T>(x));
+}
+template <bool kTree, class D, class S> PTO_INLINE void col_sum_ordered(D& dst, const S& src) {
+  using T = typename S::value_type;
+  using CT = compute_t<T>;
+  static_assert(S::kRowMajor && D::kRowMajor);
+  const int rows = src.vr;
+  CT buf[kTree ? S::Rows : 1], buf2[kTree ? S::Rows : 1];
+  for (int c = 0; c < dst.vc; ++c) {
+    CT acc = rows > 0 ? CT(to_compute(src.row(0)[c])) : CT(0);
+    if constexpr (kTree) {
+      // each level from one buffer into the other (no in-place update for the optimiser to reorder)
+      CT* in = buf;
+      CT* out = buf2;
+      for (int r = 0; r < rows; ++r) in[r] = to_compute(src.row(r)[c]);
+      for (int cnt = rows; cnt > 1; cnt /= 2) {
+        const int half = cnt / 2;
+        for (int i = 0; i < half; ++i) out[i] = keep_in<T>(in[2 * i] + in[2 * i + 1]);
+        if (cnt % 2 == 1) out[0] = keep_in<T>(out[0] + in[cnt - 1]);
+        std::swap(in, out);
+      }
+      if (rows > 0) acc = in[0];
+    } else {
+      for (int r = 1; r < rows; ++r) acc = keep_in<T>(acc + CT(to_compute(src.row(r)[c])));
+    }
+    dst.row(0)[c] = from_compute<typename D::value_type>(acc);
+  }
+}
+}  // namespace detail
+template <class D, class S> PTO_INLINE void TCOLSUM(D& dst, const S& src) {
+  using T = typename S::value_type;
+  if constexpr (is_low_float_v<T>) detail::col_sum_ordered<false>(dst, src);
+  else detail::col_reduce<detail::Red::Sum>(dst, src);  // fp32 row after row as well; integers wrap
+}
+template <class D, class S, class Tmp> PTO_INLINE void TCOLSUM(D& dst, const S& src, Tmp&) {
+  using T = typename S::value_type;
+  if constexpr (is_float_v<T>) detail::col_sum_ordered<true>(dst, src);
+  else detail::col_reduce<detail::Red::Sum>(dst, src);  // (integer sums do not depend on the order)
+}
+
 #define PTO_REDUCE(NAME, KIND, IMPL)                                                                        \
   template <class D, class S> PTO_INLINE void NAME(D& dst, const S& src) { detail::IMPL<detail::Red::KIND>(dst, src); } \
   template <class D, class S, class Tmp> PTO_INLINE void NAME(D& dst, const S& src, Tmp&) { NAME(dst, src); }
 PTO_REDUCE(TROWSUM, Sum, row_reduce)
 PTO_REDUCE(TROWMAX, Max, row_reduce)
 PTO_REDUCE(TROWMIN, Min, row_reduce)
-PTO_REDUCE(TCOLSUM, Sum, col_reduce)
 PTO_REDUCE(TCOLMAX, Max, col_reduce)
 PTO_REDUCE(TCOLMIN, Min, col_reduce)
 #undef PTO_REDUCE
