@@ -44,6 +44,10 @@ class InvalidState(Error, RuntimeError):
     """An operation on an object that cannot do it now (closed, already running, ...)."""
 
 
+class TimedOut(Error, TimeoutError):
+    """A wait that did not end in its time (a cross-core pipe pop with nothing pushed)."""
+
+
 class OutOfRange(Error, OverflowError):
     """A number outside the range of the type that must hold it."""
 
@@ -109,4 +113,4 @@ def render_located(message: str, location: str | None = None, excerpt: Sequence[
     return "\n".join(out)
 
 
-__all__ = ["Error", "InvalidState", "InvalidType", "InvalidValue", "NotFound", "OutOfRange", "clip_line", "render_located"]
+__all__ = ["Error", "InvalidState", "InvalidType", "InvalidValue", "NotFound", "OutOfRange", "TimedOut", "clip_line", "render_located"]

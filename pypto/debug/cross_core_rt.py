@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from pypto.errors import InvalidState, InvalidValue, TimedOut
+
 SPLIT_NONE, SPLIT_UP_DOWN, SPLIT_LEFT_RIGHT = 0, 1, 2
 
 
@@ -28,7 +30,7 @@ def split_code(split: Any) -> int:
     if split is None:
         return SPLIT_NONE
     if isinstance(split, bool):
-        raise ValueError(f"invalid split mode {split!r}")
+        raise InvalidValue(f"invalid split mode {split!r}")
     if isinstance(split, int):
         code = split
     else:
@@ -36,10 +38,10 @@ def split_code(split: Any) -> int:
         table = {"NONE": 0, "NOSPLIT": 0, "NO_SPLIT": 0, "UP_DOWN": 1, "UPDOWN": 1, "LEFT_RIGHT": 2,
                  "LEFTRIGHT": 2}
         if text not in table:
-            raise ValueError(f"invalid split mode {split!r}: expected NONE, UP_DOWN or LEFT_RIGHT")
+            raise InvalidValue(f"invalid split mode {split!r}: expected NONE, UP_DOWN or LEFT_RIGHT")
         code = table[text]
     if code not in (0, 1, 2):
-        raise ValueError(f"invalid split mode {split!r}: expected 0 (none), 1 (UP_DOWN) or 2 (LEFT_RIGHT)")
+        raise InvalidValue(f"invalid split mode {split!r}: expected 0 (none), 1 (UP_DOWN) or 2 (LEFT_RIGHT)")
     return code
 
 
@@ -49,10 +51,10 @@ def _halves(tile: torch.Tensor, split: int, lane_stride: int | None = None) -> t
     n = tile.shape[axis]
     if lane_stride is None:
         if n % 2:
-            raise ValueError(f"a split tile needs an even extent along axis {axis}, got shape {list(tile.shape)}")
+            raise InvalidValue(f"a split tile needs an even extent along axis {axis}, got shape {list(tile.shape)}")
         lane_stride = n // 2
     if not 0 < lane_stride < n:
-        raise ValueError(f"lane_stride {lane_stride} does not cut axis {axis} of extent {n} in two")
+        raise InvalidValue(f"lane_stride {lane_stride} does not cut axis {axis} of extent {n} in two")
     first, second = torch.split(tile, [lane_stride, n - lane_stride], dim=axis)
     return first.clone(), second.clone()
 
@@ -119,7 +121,7 @@ class CrossCoreRuntime:
         left = {k: len(q) for k, q in self._queues.items() if q}
         self._queues.clear()
         if left:
-            raise RuntimeError(f"cross-core group ended with tiles pushed but never popped: {left}")
+            raise InvalidState(f"cross-core group ended with tiles pushed but never popped: {left}")
 
     # -- channels
 
@@ -132,7 +134,7 @@ class CrossCoreRuntime:
         with self._cond:
             if not self._cond.wait_for(lambda: bool(self._queues.get(key)), timeout=self.timeout):
                 depths = {f"{d}[lane {lane}, id {i}]": len(q) for (d, lane, i), q in self._queues.items()}
-                raise TimeoutError(f"{what}: nothing was pushed within {self.timeout}s (queue depths {depths})")
+                raise TimedOut(f"{what}: nothing was pushed within {self.timeout}s (queue depths {depths})")
             return self._queues[key].popleft()
 
     # one FIFO per (direction, lane, pipe id)

@@ -28,6 +28,7 @@ import ml_dtypes
 import numpy as np
 import torch
 
+from pypto.errors import InvalidState
 from pypto.ir.dtype import DataType
 from pypto.ops.registry import OPS, OpDef, block_ops
 from pypto.ops.traits import ShapeClass
@@ -49,7 +50,7 @@ for _name, _td in (("FP64", torch.float64), ("UINT16", torch.uint16), ("UINT32",
         _TORCH[DataType[_name]] = _td
 
 
-class TorchRuntimeError(RuntimeError):
+class TorchRuntimeError(InvalidState):
     """An op of the generated code failed: names the op and the source line of the program."""
 
 

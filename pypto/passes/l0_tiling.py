@@ -26,6 +26,8 @@ import enum
 import math
 from dataclasses import dataclass
 
+from pypto.errors import InvalidValue
+
 
 class Stationarity(enum.Enum):
     """Which operand stays resident across the L0 loops."""
@@ -196,7 +198,7 @@ def _acc_elems(cfg: L0TileConfig, m: int, n: int) -> int:
 def _validate(cfg: L0TileConfig) -> None:
     def need(ok: bool, msg: str) -> None:
         if not ok:
-            raise ValueError(f"choose_l0_tile: {msg}")
+            raise InvalidValue(f"choose_l0_tile: {msg}")
     need(cfg.M > 0 and cfg.N > 0 and cfg.K > 0, f"M, N, K must be positive (got {cfg.M}, {cfg.N}, {cfg.K})")
     need(min(cfg.l0a_bytes, cfg.l0b_bytes, cfg.l0c_bytes) > 0, "the L0 capacities must be positive")
     need(min(cfg.bytes_a, cfg.bytes_b, cfg.bytes_c) > 0, "the element sizes must be positive")
@@ -267,7 +269,7 @@ def choose_l0_tile(cfg: L0TileConfig) -> L0TileResult:
     model = _Model(cfg)
     base = _best(cfg, model, Stationarity.OutputStationary, False)
     if base is None:
-        raise ValueError(f"choose_l0_tile: no legal (m, n, k) tile for M={cfg.M}, N={cfg.N}, K={cfg.K} within "
+        raise InvalidValue(f"choose_l0_tile: no legal (m, n, k) tile for M={cfg.M}, N={cfg.N}, K={cfg.K} within "
                          f"L0A {cfg.l0a_bytes} / L0B {cfg.l0b_bytes} / L0C {cfg.l0c_bytes} bytes")
     best = base
     # a problem that fits whole stays whole; richer regimes only when the baseline really tiles
