@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (registration)
     creation,
     elementwise,
     elementwise_math,
+    gather_compare,
     gather_memory,
     gather_routes,  # (after indexing / ordering: routes their spellings)
     gather_scatter,

@@ -6,6 +6,9 @@
 //   TSORT32IDX(dst[R,2C], src[R,C], idx[R,C]): each 32-block sorted descending into (value, idx bits)
 //   TMRGSORT1(dst, src, block_len): each group of 4 runs of block_len columns merged (stable)
 //   TMRGSORT2(dst, a, b[, c[, d]]): the lists' pairs merged into one descending list (stable)
+//   TGATHERCMP(dst[R,N], src[R,C], k, mode, offset): per row the first N columns j where
+//     cmp(src[r,j], k) holds, as j + offset; 0 past the matches (mode: eq ne lt le gt ge = 0..5)
+//   TGATHERCNT(dst[1,R], src[R,C], k, mode): per row the number of matching columns
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -112,6 +115,45 @@ template <class D, class... L> PTO_INLINE void TMRGSORT2(D& dst, const L&... lis
     row.clear();
     (row.insert(row.end(), &lists.at(r, 0), &lists.at(r, 0) + lists.vc), ...);
     detail::merge_pairs(row.data(), int(row.size() / 2), &dst.at(r, 0));
+  }
+}
+
+namespace detail {
+template <class CT> PTO_INLINE bool gather_cmp(int mode, CT x, CT y) {
+  switch (mode) {
+    case 0: return x == y;
+    case 1: return x != y;
+    case 2: return x < y;
+    case 3: return x <= y;
+    case 4: return x > y;
+    default: return x >= y;
+  }
+}
+}  // namespace detail
+
+template <class D, class S, class K, class M, class O>
+PTO_INLINE void TGATHERCMP(D& dst, const S& src, K k, M mode, O offset) {
+  using CT = compute_t<typename S::value_type>;
+  const CT v = scalar_to<CT>(k);
+  for (int i = 0; i < dst.vr; ++i) {
+    auto* d = dst.row(i);
+    int n = 0;
+    const auto* x = src.row(i);
+    for (int j = 0; j < src.vc && n < dst.vc; ++j)
+      if (detail::gather_cmp<CT>(int(mode), to_compute(x[j]), v)) d[n++] = typename D::value_type(j + long(offset));
+    for (; n < dst.vc; ++n) d[n] = typename D::value_type(0);
+  }
+}
+
+template <class D, class S, class K, class M> PTO_INLINE void TGATHERCNT(D& dst, const S& src, K k, M mode) {
+  using CT = compute_t<typename S::value_type>;
+  const CT v = scalar_to<CT>(k);
+  auto* d = dst.row(0);
+  for (int i = 0; i < src.vr && i < dst.vc; ++i) {
+    const auto* x = src.row(i);
+    long n = 0;
+    for (int j = 0; j < src.vc; ++j) n += detail::gather_cmp<CT>(int(mode), to_compute(x[j]), v) ? 1 : 0;
+    d[i] = typename D::value_type(n);
   }
 }
 
