@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registration)
     gather_compare,
     gather_memory,
     gather_routes,  # (after indexing / ordering: routes their spellings)
+    gather_rows,
     gather_scatter,
     indexing,
     masks,
