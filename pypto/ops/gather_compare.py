@@ -106,7 +106,7 @@ GATHER_COMPARE, T_GATHER_COMPARE = _pair(
     "gather_compare",
     lambda k: [arg("src", k), arg("kvalue", "scalar"), attr("cmp_mode", "int", 0),
                attr("offset", "int", 0), attr("out_cols", "int")],
-    _compare_rule, gather_compare_ref, "tgathercmp", ("cmp_mode", "offset"),
+    _compare_rule, gather_compare_ref, "tgathercmp", ("cmp_mode", "offset", "out_cols"),
     "per row, the first out_cols column indices (+ offset) where cmp(src, kvalue) holds; 0 past the matches")
 GATHER_COUNT, T_GATHER_COUNT = _pair(
     "gather_count",

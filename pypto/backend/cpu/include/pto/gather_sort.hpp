@@ -6,7 +6,7 @@
 //   TSORT32IDX(dst[R,2C], src[R,C], idx[R,C]): each 32-block sorted descending into (value, idx bits)
 //   TMRGSORT1(dst, src, block_len): each group of 4 runs of block_len columns merged (stable)
 //   TMRGSORT2(dst, a, b[, c[, d]]): the lists' pairs merged into one descending list (stable)
-//   TGATHERCMP(dst[R,N], src[R,C], k, mode, offset): per row the first N columns j where
+//   TGATHERCMP(dst[R,N], src[R,C], k, mode, offset, N): per row the first N columns j where
 //     cmp(src[r,j], k) holds, as j + offset; 0 past the matches (mode: eq ne lt le gt ge = 0..5)
 //   TGATHERCNT(dst[1,R], src[R,C], k, mode): per row the number of matching columns
 #pragma once
@@ -131,8 +131,8 @@ template <class CT> PTO_INLINE bool gather_cmp(int mode, CT x, CT y) {
 }
 }  // namespace detail
 
-template <class D, class S, class K, class M, class O>
-PTO_INLINE void TGATHERCMP(D& dst, const S& src, K k, M mode, O offset) {
+template <class D, class S, class K, class M, class O, class N>
+PTO_INLINE void TGATHERCMP(D& dst, const S& src, K k, M mode, O offset, N /*out_cols: dst's width*/) {
   using CT = compute_t<typename S::value_type>;
   const CT v = scalar_to<CT>(k);
   for (int i = 0; i < dst.vr; ++i) {
