@@ -15,6 +15,8 @@ matches unspecified; the CPU writes 0 there, so results are deterministic.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from pypto.ir.dtype import DataType
@@ -31,7 +33,9 @@ _WHOLE = {"whole_operands": True}
 
 
 def cmp_mode_of(spelling: str, mode) -> int:
-    """The integer mode of a `cmp_mode=` value ("eq" ... "ge" or 0..5)."""
+    """The integer mode of a `cmp_mode=` value ("eq" ... "ge", 0..5 or a pl.CmpType)."""
+    if isinstance(mode, enum.Enum):
+        mode = mode.value
     if isinstance(mode, str) and mode.lower() in CMP_MODES:
         return CMP_MODES[mode.lower()]
     if isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode <= 5:
