@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registration)
     elementwise_math,
     gather_compare,
     gather_memory,
+    gather_paged,
     gather_routes,  # (after indexing / ordering: routes their spellings)
     gather_rows,
     gather_scatter,
