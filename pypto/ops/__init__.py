@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (registration)
     gather_paged,
     gather_routes,  # (after indexing / ordering: routes their spellings)
     gather_rows,
+    gather_blocks,  # (after gather_routes: wraps its pl.block.scatter router)
     gather_scatter,
     indexing,
     masks,

@@ -47,6 +47,15 @@ CASES = [
     Case("block.gather_count", ("a",), dtypes=_CMP, blocks=1, out=(1, 16), kw={"cmp_mode": 4},
          call="pl.tile.gather_compare({0}, 0, {0}, cmp_mode=4, out_cols=16)[1]",
          expect=lambda args, vr, vc, dt: ref("block.gather_count")(args[0], 0, cmp_mode=4)),
+    # 32-byte blocks at byte offsets 32 * shift, read as INT32 (8 per offset column)
+    Case("block.gatherb", ("a", "shift"), blocks=1, out=(16, 64), kw={"output_dtype": DataType.INT32},
+         call=f"pl.gatherb({{0}}, pl.block.muls(pl.block.view({_I}, [16, 8], [0, 0]), 32), output_dtype=pl.INT32)",
+         expect=lambda args, vr, vc, dt: ref("block.gatherb")(args[0], _i(args[1][:, :8]) * 32,
+                                                              output_dtype=DataType.INT32)),
+    # HEAD's flat tile scatter (not INT32 data: there the 3-tile call is our row scatter)
+    Case("block.scatter_flat", ("a", "b", "shift"), blocks=1, out="full", dtypes=("FP32", "FP16", "BF16", "INT8"),
+         call=f"pl.tile.scatter({{0}}, {{1}}, pl.block.muls({_I.replace('{1}', '{2}')}, 37))",
+         expect=lambda args, vr, vc, dt: ref("block.scatter_flat")(args[0], args[1], _i(args[2]) * 37)),
     Case("block.mrgsort_lists", ("a", "b"), dtypes=_F, blocks=1, out=(16, 64),
          call="pl.mrgsort(pl.block.view({0}, [16, 32], [0, 0]), pl.block.view({1}, [16, 32], [0, 0]))",
          expect=lambda args, vr, vc, dt: ref("block.mrgsort_lists")(args[0][:, :32], args[1][:, :32])),
@@ -87,6 +96,8 @@ PROBE_CALL = {
     "tensor.gather_compare": lambda dt: ((T._tensor(dt), ConstInt(0, _IX)), {"out_cols": 8}),
     "block.gather_count": lambda dt: ((T._tile(dt), ConstInt(0, _IX)), {}),
     "tensor.gather_count": lambda dt: ((T._tensor(dt), ConstInt(0, _IX)), {}),
+    "block.gatherb": lambda dt: ((T._tile(dt), T._tile(_IX, (16, 8))), {"output_dtype": DataType.INT32}),
+    "block.scatter_flat": lambda dt: ((T._tile(dt), T._tile(dt), T._tile(_IX)), {}),
     "block.scatter_mask": lambda dt: ((T._tile(dt), T._tile(dt, (16, 32))), {"mask_pattern": 2}),
     "tensor.scatter_mask": lambda dt: ((T._tensor(dt), T._tensor(dt, (16, 32))), {"mask_pattern": 2}),
     "block.scatter_update": lambda dt: ((T._tile(dt), T._tile(_IX, (1, 8)), T._tile(dt, (8, 64))), {}),
@@ -98,7 +109,8 @@ PROBE_CALL = {
     "block.mrgsort_lists": lambda dt: ((T._tile(dt, (16, 32)), T._tile(dt, (16, 32))), {}),
     "tensor.mrgsort_lists": lambda dt: ((T._tensor(dt, (16, 32)), T._tensor(dt, (16, 32))), {}),
 }
-SHARD_FAMILIES = {"indexing": ("gather_flat", "scatter_mask", "scatter_update", "gather_compare", "gather_count"),
+SHARD_FAMILIES = {"indexing": ("gather_flat", "scatter_mask", "scatter_update", "gather_compare", "gather_count",
+                               "gatherb", "scatter_flat"),
                   "order": ("sort32_idx", "mrgsort_runs", "mrgsort_lists")}
 
 
