@@ -10,12 +10,12 @@ from . import (  # noqa: F401  (registration)
     creation,
     elementwise,
     elementwise_math,
+    gather_blocks,
     gather_compare,
     gather_memory,
     gather_paged,
     gather_routes,  # (after indexing / ordering: routes their spellings)
     gather_rows,
-    gather_blocks,  # (after gather_routes: wraps its pl.block.scatter router)
     gather_scatter,
     indexing,
     masks,

@@ -22,6 +22,7 @@ from pypto.ir.dtype import DataType
 from pypto.ir.enums import PipeType
 from pypto.ir.types import TileType
 
+from . import gather_routes  # noqa: F401  (first: it makes pl.block.scatter the router wrapped below)
 from .registry import NAMESPACES, OpError, Router, arg, attr, define
 from .traits import LAYOUT
 from .typing import expect_tile, result_like, static_dim, tile_result
@@ -122,6 +123,5 @@ def _route_tile_scatter(prev):
     return route
 
 
-# (after gather_routes.py, which made pl.block.scatter a router of its own forms)
 _prev = NAMESPACES["pl.block"]["scatter"]
 NAMESPACES["pl.block"]["scatter"] = Router("scatter", _route_tile_scatter(_prev), doc=getattr(_prev, "doc", ""))
