@@ -250,3 +250,64 @@ class P:
 def test_refusals_name_the_line(line, pattern):
     _refused(_HEAD + "            " + line + "\n            o = pl.assemble(o, acc, [0, 0])\n        return o\n",
              pattern)
+
+
+@pl.program
+class Blocks:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[4, 16], pl.FP16], off: pl.Tensor[[2, 3], pl.UINT32], v: pl.Tensor[[2, 4], pl.FP16],
+          i: pl.Tensor[[2, 4], pl.INT32], g: pl.Out[pl.Tensor[[2, 24], pl.INT32]],
+          s: pl.Out[pl.Tensor[[4, 16], pl.FP16]]):
+        t = pl.load(x, [0, 0], [4, 16])
+        gb = pl.gatherb(t, pl.load(off, [0, 0], [2, 3]), output_dtype=pl.INT32)
+        sc = pl.tile.scatter(t, pl.load(v, [0, 0], [2, 4]), pl.load(i, [0, 0], [2, 4]))
+        g = pl.store(gb, [0, 0], g)
+        s = pl.store(sc, [0, 0], s)
+        return g, s
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 16], pl.FP16], off: pl.Tensor[[2, 3], pl.UINT32],
+             v: pl.Tensor[[2, 4], pl.FP16], i: pl.Tensor[[2, 4], pl.INT32],
+             g: pl.Out[pl.Tensor[[2, 24], pl.INT32]], s: pl.Out[pl.Tensor[[4, 16], pl.FP16]]):
+        g, s = self.k(x, off, v, i, g, s)
+        return g, s
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_gatherb_reads_byte_blocks_and_the_flat_scatter_writes_flat_positions(platform):
+    x = np.arange(64, dtype=np.float16).reshape(4, 16)
+    off = np.array([[0, 32, 100], [96, 112, 4294967264]], np.uint32)  # 100 + 32 > 128 bytes, and -32: 0
+    v = -np.arange(1, 9, dtype=np.float16).reshape(2, 4)
+    i = np.array([[0, 5, 5, 63], [64, -1, 17, 5]], np.int32)  # 5 three times: the last (row-major) wins
+    g, s = np.zeros((2, 24), np.int32), np.zeros((4, 16), np.float16)
+    ir.compile(Blocks)(x, off, v, i, g, s, config=RunConfig(platform=platform))
+    raw = x.reshape(-1).view(np.uint8)
+    want = np.zeros((2, 24), np.int32)
+    for (r, c), b in np.ndenumerate(off):
+        if int(b) + 32 <= raw.size:
+            want[r, c * 8:(c + 1) * 8] = raw[int(b):int(b) + 32].view(np.int32)
+    np.testing.assert_array_equal(g, want)
+    ws = x.copy().reshape(-1)
+    ws[[0, 63, 17, 5]] = [-1, -4, -7, -8]
+    np.testing.assert_array_equal(s, ws.reshape(4, 16))
+
+
+def test_three_tile_scatter_of_int32_data_stays_the_row_form():
+    from pypto.ir.printer import python_print
+
+    src = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[4, 16], pl.INT32], y: pl.Out[pl.Tensor[[4, 16], pl.INT32]],
+          z: pl.Out[pl.Tensor[[4, 16], pl.FP32]]):
+        t = pl.load(x, [0, 0], [4, 16])
+        f = pl.cast(t, pl.FP32)
+        y = pl.store(pl.tile.scatter(t, t, t), [0, 0], y)
+        z = pl.store(pl.tile.scatter(f, f, t), [0, 0], z)
+        return y, z
+"""
+    text = python_print(pl.parse(src))
+    assert "pl.block.scatter(" in text and "pl.block.scatter_flat(" in text
