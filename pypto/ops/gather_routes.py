@@ -11,7 +11,8 @@ the registry had before keep working unchanged.
     pl.gather(x, kvalue=k, cmp_mode=m, out_cols=n)     (dst, cdst) pair (gather_compare.py); also
                                                        pl.tile.gather_compare(src, k, tmp, ...)
     pl.tile.gather(src, indices, tmp)                  flat gather (gather_flat)
-    pl.scatter(x, dim=-1, index=i, src=s)              row scatter (indexing.py)
+    pl.scatter(x, dim=d, index=i, src=s)               row scatter (indexing.py); another axis as
+                                                       the gathers (moved last, static shapes)
     pl.scatter(src, mask_pattern=P, dst=d)             scatter_mask(d, src)
     pl.sort32(src, idx_tile)                           sort32_idx (the scalar-start form stays)
     pl.mrgsort(x, block_len=n)                         mrgsort_runs (format 1)
@@ -240,6 +241,31 @@ def _route_gather_compare(args: list, kw: dict, build) -> Any:
                     count_dt, build)
 
 
+def _scatter_inner(x: Expr, d: int, idx: Expr, src: Expr, build) -> Expr:
+    """A scatter along a non-last axis d, the way _gather_inner gathers: x as [pre, D, post] with
+    post moved before D, one row scatter over [pre * post, D], and the result moved back."""
+    spelling = "pl.scatter"
+    xs, ishape = _static(spelling, x.type.shape), _static(spelling, idx.type.shape)
+    if not _is_value(src) or _static(spelling, src.type.shape) != ishape:
+        raise OpError(f"{spelling}: src must have the index's shape {ishape} for a scatter along dim {d}")
+    if any(xs[k] != ishape[k] for k in range(len(xs)) if k != d):
+        raise OpError(f"{spelling}: a scatter along dim {d} needs the index's other dims equal to the input's, "
+                      f"got index {ishape} for input {xs}")
+    pre, post = 1, 1
+    for v in xs[:d]:
+        pre *= v
+    for v in xs[d + 1:]:
+        post *= v
+    big, k = xs[d], ishape[d]
+
+    def moved(v: Expr, n: int) -> Expr:  # [pre * post, n]: axis d last
+        return _reshape(_swap(_reshape(v, [pre, n, post], build), 1, build), [pre * post, n], build)
+
+    out = build(_level_entry("scatter", x), [moved(x, big), moved(idx, k), moved(src, k)], {})
+    out = _swap(_reshape(out, [pre, post, big], build), 1, build)
+    return _reshape(out, xs, build)
+
+
 def _route_scatter(prev):
     def route(args: list, kw: dict, build) -> Any:
         kw = dict(kw)
@@ -251,12 +277,12 @@ def _route_scatter(prev):
             return build(entry, [dst, src], {"mask_pattern": int(pattern)})
         if "dim" in kw or "index" in kw or (len(args) == 4 and _is_int(args[1])):
             x, dim, idx, src = _take("pl.scatter", args, kw, ("input", "dim", "index", "src"))
-            if _along("pl.scatter", x, -1 if dim is None else dim, idx) != x.type.rank - 1:
-                raise OpError("pl.scatter: only dim=-1 (the last axis) is supported here",
-                              hint="transpose the axis to the end first (pl.transpose)")
+            d = _along("pl.scatter", x, -1 if dim is None else dim, idx)
             if src is None:
                 raise OpError("pl.scatter index form needs src=")
             idx = _index32(idx, build)
+            if d != x.type.rank - 1:
+                return _scatter_inner(x, d, idx, src, build)
             x2, shape = _as_2d(x, build)
             out = build(_level_entry("scatter", x2), [x2, _as_2d(idx, build)[0], _as_2d(src, build)[0]], {})
             if len(shape) > 2:

@@ -56,6 +56,37 @@ def test_gather_along_inner_axes_of_rank3_and_rank4_is_torch_gather(platform):
 
 
 @pl.program
+class ScatterInner:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32], i0: pl.Tensor[[3, 16], pl.INT32], s0: pl.Tensor[[3, 16], pl.FP32],
+             y: pl.Tensor[[2, 6, 8], pl.INT32], i1: pl.Tensor[[2, 4, 8], pl.INT32], s1: pl.Tensor[[2, 4, 8], pl.INT32],
+             o0: pl.Out[pl.Tensor[[8, 16], pl.FP32]], o1: pl.Out[pl.Tensor[[2, 6, 8], pl.INT32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            o0 = pl.assemble(o0, pl.scatter(x, dim=0, index=i0, src=s0), [0, 0])
+            o1 = pl.assemble(o1, pl.tensor.scatter(y, 1, i1, s1), [0, 0, 0])
+        return o0, o1
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_scatter_along_inner_axes_is_torch_scatter(platform):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    y = rng.integers(-50, 50, (2, 6, 8)).astype(np.int32)
+    # distinct targets along the scattered axis (the order of duplicates is not pinned)
+    i0 = np.stack([rng.permutation(8)[:3] for _ in range(16)], axis=1).astype(np.int32)
+    i1 = np.stack([np.stack([rng.permutation(6)[:4] for _ in range(8)], axis=1) for _ in range(2)]).astype(np.int32)
+    s0 = rng.standard_normal((3, 16)).astype(np.float32)
+    s1 = rng.integers(100, 200, (2, 4, 8)).astype(np.int32)
+    o0, o1 = np.zeros_like(x), np.zeros_like(y)
+    ir.compile(ScatterInner)(x, i0, s0, y, i1, s1, o0, o1, config=RunConfig(platform=platform))
+    w0, w1 = x.copy(), y.copy()
+    np.put_along_axis(w0, i0.astype(np.int64), s0, axis=0)
+    np.put_along_axis(w1, i1.astype(np.int64), s1, axis=1)
+    np.testing.assert_array_equal(o0, w0)
+    np.testing.assert_array_equal(o1, w1)
+
+
+@pl.program
 class Compare:
     @pl.function(type=pl.FunctionType.Opaque)
     def main(self, src: pl.Tensor[[16, 40], pl.FP32], kv: pl.Tensor[[1], pl.FP32],
