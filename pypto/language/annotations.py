@@ -63,6 +63,7 @@ class TensorAnn:
     dtype: DataType
     layout: TensorLayout = TensorLayout.ND
     memref: MemRef | None = None
+    view: Any = None  # the pl.TensorView it was written with (@pl.jit refuses one)
 
     def to_type(self) -> Type:
         return TensorType(self.shape, self.dtype, self.layout, self.memref)
@@ -162,7 +163,7 @@ class Tensor:
         shape, dtype, *extra = items
         if not isinstance(dtype, DataType):
             raise AnnotationError(f"pl.Tensor dtype must be a pl data type like pl.FP32, got {dtype!r}")
-        layout, memref = TensorLayout.ND, None
+        layout, memref, view = TensorLayout.ND, None, None
         for x in extra:
             if isinstance(x, TensorLayout):
                 layout = x
@@ -170,11 +171,11 @@ class Tensor:
                 memref = x
             elif isinstance(x, TensorView):
                 x.check(len(shape) if isinstance(shape, (list, tuple)) else 0)
-                layout = x.layout or TensorLayout.ND
+                layout, view = x.layout or TensorLayout.ND, x
             else:
                 raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ "
                                       "or a pl.TensorView)")
-        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref)
+        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref, view)
 
 
 class Tile:

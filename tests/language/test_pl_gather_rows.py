@@ -342,3 +342,15 @@ class P:
 """
     text = python_print(pl.parse(src))
     assert "pl.block.scatter(" in text and "pl.block.scatter_flat(" in text
+
+
+def test_tensor_view_is_refused_under_pl_jit():
+    with pytest.raises(TypeError, match="parameter 'x' has a pl.TensorView in its annotation"):
+        @pl.jit
+        def k(x: pl.Tensor[[8, 16], pl.FP32, pl.TensorView(valid_shape=[8, 4], layout=pl.TensorLayout.ND)],
+              y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                y = pl.assemble(y, x, [0, 0])
+            return y
+
+        k(np.zeros((8, 16), np.float32), np.zeros((8, 16), np.float32))
