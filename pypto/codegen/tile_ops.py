@@ -150,6 +150,16 @@ def _mgather(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     cg.emit(Op("pto.tmgather", ins=[pv, cg.tile(idx)], outs=[dst], attrs=attrs))
 
 
+def _paged_gather(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
+    """The pool and the block table as whole windows, the index as a tile (pypto/ops/gather_paged.py)."""
+    pool, table = _whole(cg, c.args[0], c.span), _whole(cg, c.args[2], c.span)
+    idx = c.args[1]
+    assert isinstance(idx, E.Var)
+    attrs = {"block_size": c.kwarg("block_size"), "col_off": c.kwarg("col_off", 0),
+             "trans": int(bool(c.kwarg("is_trans", False)))}
+    cg.emit(Op("pto.tpagedgather", ins=[pool, cg.tile(idx), table], outs=[_dst(cg, c, result)], attrs=attrs))
+
+
 def _mscatter(cg: KernelCodegen, c: E.Call, result: E.Var | None) -> None:
     src, idx, out = c.args
     assert isinstance(src, E.Var) and isinstance(idx, E.Var)
@@ -339,6 +349,7 @@ _SPECIAL = {
     block_ops.store: _store,
     block_ops.mgather: _mgather,
     block_ops.mscatter: _mscatter,
+    block_ops.paged_gather: _paged_gather,
     block_ops.create_tile: _create,
     block_ops.full: _full,
     block_ops.reshape: _reshape,

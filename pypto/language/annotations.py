@@ -16,7 +16,7 @@ from typing import Any
 
 from pypto.errors import Error
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
+from pypto.ir.enums import MemorySpace, PadValue, ParamDirection, TensorLayout
 from pypto.ir.expr import DynVar, Expr, MemRef, make_memref, scalar_type
 from pypto.ir.limits import type_problem
 from pypto.ir.types import (
@@ -63,6 +63,7 @@ class TensorAnn:
     dtype: DataType
     layout: TensorLayout = TensorLayout.ND
     memref: MemRef | None = None
+    view: Any = None  # the pl.TensorView it was written with (@pl.jit refuses one)
 
     def to_type(self) -> Type:
         return TensorType(self.shape, self.dtype, self.layout, self.memref)
@@ -113,6 +114,39 @@ def _items(item) -> tuple:
     return item if isinstance(item, tuple) else (item,)
 
 
+@dataclass(frozen=True)
+class TensorView:
+    """`pl.TensorView(stride=None, layout=None, valid_shape=None, pad=pl.PadValue.null)`, the third
+    slot of a `pl.Tensor[...]` parameter annotation (today's spelling of a DN parameter:
+    `pl.TensorView(stride=[...], layout=pl.TensorLayout.DN)`). The layout is the tensor's. The CPU
+    runtime hands every tensor over packed in that layout, so `stride` is checked for its rank only;
+    `valid_shape` and `pad` describe the region the kernel's loads read, which their own
+    `valid_shape=` states on every target: they are kept on the annotation, not applied."""
+
+    stride: tuple | None = None
+    layout: TensorLayout | None = None
+    valid_shape: tuple | None = None
+    pad: PadValue = PadValue.null
+
+    def __post_init__(self):
+        if (self.stride is not None or self.valid_shape is not None or self.pad != PadValue.null) \
+                and self.layout is None:
+            raise AnnotationError("pl.TensorView: layout is required when stride, valid_shape or pad is given",
+                                  hint="pl.TensorView(stride=[...], layout=pl.TensorLayout.ND)")
+        if self.layout is not None and not isinstance(self.layout, TensorLayout):
+            raise AnnotationError(f"pl.TensorView: layout must be a pl.TensorLayout, got {self.layout!r}")
+        for name in ("stride", "valid_shape"):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, _shape(v, f"pl.TensorView {name}"))
+
+    def check(self, rank: int) -> None:
+        for name in ("stride", "valid_shape"):
+            v = getattr(self, name)
+            if v is not None and len(v) != rank:
+                raise AnnotationError(f"pl.TensorView: {name} has {len(v)} entries, the tensor rank {rank}")
+
+
 class Tensor:
     """`pl.Tensor[[shape], dtype]`, `pl.Tensor[[shape], dtype, layout]`; legacy `pl.Tensor(shape, dtype)`."""
 
@@ -129,15 +163,19 @@ class Tensor:
         shape, dtype, *extra = items
         if not isinstance(dtype, DataType):
             raise AnnotationError(f"pl.Tensor dtype must be a pl data type like pl.FP32, got {dtype!r}")
-        layout, memref = TensorLayout.ND, None
+        layout, memref, view = TensorLayout.ND, None, None
         for x in extra:
             if isinstance(x, TensorLayout):
                 layout = x
             elif isinstance(x, MemRef):
                 memref = x
+            elif isinstance(x, TensorView):
+                x.check(len(shape) if isinstance(shape, (list, tuple)) else 0)
+                layout, view = x.layout or TensorLayout.ND, x
             else:
-                raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ)")
-        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref)
+                raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ "
+                                      "or a pl.TensorView)")
+        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref, view)
 
 
 class Tile:

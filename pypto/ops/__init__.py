@@ -10,8 +10,12 @@ from . import (  # noqa: F401  (registration)
     creation,
     elementwise,
     elementwise_math,
+    gather_blocks,
+    gather_compare,
     gather_memory,
+    gather_paged,
     gather_routes,  # (after indexing / ordering: routes their spellings)
+    gather_rows,
     gather_scatter,
     indexing,
     masks,

@@ -8,8 +8,11 @@ the registry had before keep working unchanged.
                                                        the last axis; index rows <= x rows; rank > 2
                                                        with matching leading dims; INT16 indices too)
     pl.gather(x, mask_pattern=P[, output_dtype=dt])    gather_mask (output_dtype: same-width bitcast)
+    pl.gather(x, kvalue=k, cmp_mode=m, out_cols=n)     (dst, cdst) pair (gather_compare.py); also
+                                                       pl.tile.gather_compare(src, k, tmp, ...)
     pl.tile.gather(src, indices, tmp)                  flat gather (gather_flat)
-    pl.scatter(x, dim=-1, index=i, src=s)              row scatter (indexing.py)
+    pl.scatter(x, dim=d, index=i, src=s)               row scatter (indexing.py); another axis as
+                                                       the gathers (moved last, static shapes)
     pl.scatter(src, mask_pattern=P, dst=d)             scatter_mask(d, src)
     pl.sort32(src, idx_tile)                           sort32_idx (the scalar-start form stays)
     pl.mrgsort(x, block_len=n)                         mrgsort_runs (format 1)
@@ -26,6 +29,7 @@ from pypto.ir.dtype import DataType
 from pypto.ir.expr import ConstInt, Expr
 from pypto.ir.types import TensorType, TileType
 
+from . import gather_compare as gc
 from . import gather_scatter as gs
 from .registry import NAMESPACES, OpError, Router, block_ops, lookup_dsl, tensor_ops
 
@@ -127,13 +131,48 @@ def _swap(v: Expr, d: int, build) -> Expr:
     return build(lookup_dsl(ns, "transpose"), [v, d, v.type.rank - 1], {})
 
 
+def _reshape(v: Expr, shape: list, build) -> Expr:
+    ns = "pl.tensor" if isinstance(v.type, TensorType) else "pl.block"
+    return build(lookup_dsl(ns, "reshape"), [v, shape], {})
+
+
+def _static(spelling: str, dims) -> list[int]:
+    if not all(isinstance(d, ConstInt) for d in dims):
+        raise OpError(f"{spelling}: a gather along a non-last axis of a rank > 2 operand needs static dims")
+    return [d.value for d in dims]
+
+
+def _gather_inner(spelling: str, x: Expr, d: int, idx: Expr, build) -> Expr:
+    """A rank > 2 gather along a non-last axis d: x viewed as [pre, D, post] (the dims before and
+    after d merged), the post axis moved before D (kernels transpose the last two axes), then one
+    2-D gather along the last axis of [pre * post, D]; the result goes back the same way."""
+    xs, ishape = _static(spelling, x.type.shape), _static(spelling, idx.type.shape)
+    if any(xs[k] != ishape[k] for k in range(len(xs)) if k != d):
+        raise OpError(f"{spelling}: a rank-{len(xs)} gather along dim {d} needs the index's other dims equal to "
+                      f"the input's, got index {ishape} for input {xs}")
+    pre, post = 1, 1
+    for v in xs[:d]:
+        pre *= v
+    for v in xs[d + 1:]:
+        post *= v
+    big, k = xs[d], ishape[d]
+    if pre == 1:  # a 2-D gather along dim 0
+        out = _gather_index(spelling, _reshape(x, [big, post], build), 0, _reshape(idx, [k, post], build), build)
+        return _reshape(out, ishape, build)
+    x3 = _swap(_reshape(x, [pre, big, post], build), 1, build)
+    i3 = _swap(_reshape(idx, [pre, k, post], build), 1, build)
+    out = build(_level_entry("gather", x3), [_reshape(x3, [pre * post, big], build),
+                                             _reshape(i3, [pre * post, k], build)], {})
+    out = _swap(_reshape(out, [pre, post, k], build), 1, build)
+    return _reshape(out, ishape, build)
+
+
 def _gather_index(spelling: str, x: Expr, dim: Any, idx: Expr, build) -> Expr:
     d = _along(spelling, x, dim, idx)
     idx = _index32(idx, build)
     last = d == x.type.rank - 1
-    if not last and x.type.rank > 2:  # (kernels transpose the last two axes of 2-D tiles only)
-        raise OpError(f"{spelling}: a rank-{x.type.rank} gather along dim {d} (not the last axis) is not supported "
-                      "here", hint="reshape to 2-D, or move the axis to the end in the orchestration")
+    if not last and x.type.rank > 2:
+        return _gather_inner(spelling, x, d, idx, build)
     if not last:
         x, idx = _swap(x, d, build), _swap(idx, d, build)
     rows_x, rows_i = x.type.shape[-2], idx.type.shape[-2]
@@ -161,9 +200,10 @@ def _route_gather(prev):
             if out_dt is not None:
                 call["output_dtype"] = out_dt
             return build(_level_entry("gather_mask", src), [src], call)
-        if "kvalue" in kw or "cmp_mode" in kw:
-            raise OpError("pl.gather compare form (kvalue=, cmp_mode=): the per-row (indices, counts) result pair "
-                          "is not implemented on the CPU backend yet (docs/pl_ops.md)")
+        if any(k in kw for k in ("kvalue", "cmp_mode", "out_cols")):
+            src, kvalue, mode, out_cols, offset, count_dt = _take(
+                "pl.gather", args, kw, ("input", "kvalue", "cmp_mode", "out_cols", "offset", "count_dtype"))
+            return _compare("pl.gather", src, kvalue, mode, out_cols, offset, count_dt, build)
         if "dim" in kw or "index" in kw or (len(args) == 3 and _is_int(args[1])):
             x, dim, idx = _take("pl.gather", args, kw, ("input", "dim", "index"))
             return _gather_index("pl.gather", x, -1 if dim is None else dim, idx, build)
@@ -171,6 +211,59 @@ def _route_gather(prev):
             return build(gs.GATHER_FLAT, args, kw)  # pl.tile.gather(src, indices, tmp): a flat index
         return build(prev, args, kw)
     return route
+
+
+def _compare(spelling: str, src, kvalue, mode, out_cols, offset, count_dt, build) -> tuple:
+    """The compare form's (dst, cdst) pair: two ops over the same operands (gather_compare.py)."""
+    if kvalue is None or mode is None or out_cols is None:
+        raise OpError(f"{spelling} compare form needs kvalue=, cmp_mode= and out_cols= together")
+    if not _is_value(src):
+        raise OpError(f"{spelling}: the compare form's input must be a tensor or tile")
+    if not _is_int(out_cols):
+        raise OpError(f"{spelling}: out_cols must be an int literal, got {out_cols!r}")
+    if offset is not None and not _is_int(offset):
+        raise OpError(f"{spelling}: offset must be an int literal, got {offset!r}")
+    tensor = isinstance(src.type, TensorType)
+    m = gc.cmp_mode_of(spelling, _int(mode) if isinstance(mode, ConstInt) else mode)
+    dst = build(gc.T_GATHER_COMPARE if tensor else gc.GATHER_COMPARE, [src, kvalue],
+                {"cmp_mode": m, "offset": 0 if offset is None else _int(offset), "out_cols": _int(out_cols)})
+    cnt = build(gc.T_GATHER_COUNT if tensor else gc.GATHER_COUNT, [src, kvalue],
+                {"cmp_mode": m, "count_dtype": DataType.INT32 if count_dt is None else count_dt})
+    return dst, cnt
+
+
+def _route_gather_compare(args: list, kw: dict, build) -> Any:
+    """pl.tile.gather_compare(src, kvalue, tmp, *, cmp_mode="eq", offset=0, out_cols, count_dtype=None)."""
+    src, kvalue, _tmp, mode, offset, out_cols, count_dt = _take(
+        "pl.tile.gather_compare", args, dict(kw),
+        ("src", "kvalue", "tmp", "cmp_mode", "offset", "out_cols", "count_dtype"))
+    return _compare("pl.tile.gather_compare", src, kvalue, "eq" if mode is None else mode, out_cols, offset,
+                    count_dt, build)
+
+
+def _scatter_inner(x: Expr, d: int, idx: Expr, src: Expr, build) -> Expr:
+    """A scatter along a non-last axis d, the way _gather_inner gathers: x as [pre, D, post] with
+    post moved before D, one row scatter over [pre * post, D], and the result moved back."""
+    spelling = "pl.scatter"
+    xs, ishape = _static(spelling, x.type.shape), _static(spelling, idx.type.shape)
+    if not _is_value(src) or _static(spelling, src.type.shape) != ishape:
+        raise OpError(f"{spelling}: src must have the index's shape {ishape} for a scatter along dim {d}")
+    if any(xs[k] != ishape[k] for k in range(len(xs)) if k != d):
+        raise OpError(f"{spelling}: a scatter along dim {d} needs the index's other dims equal to the input's, "
+                      f"got index {ishape} for input {xs}")
+    pre, post = 1, 1
+    for v in xs[:d]:
+        pre *= v
+    for v in xs[d + 1:]:
+        post *= v
+    big, k = xs[d], ishape[d]
+
+    def moved(v: Expr, n: int) -> Expr:  # [pre * post, n]: axis d last
+        return _reshape(_swap(_reshape(v, [pre, n, post], build), 1, build), [pre * post, n], build)
+
+    out = build(_level_entry("scatter", x), [moved(x, big), moved(idx, k), moved(src, k)], {})
+    out = _swap(_reshape(out, [pre, post, big], build), 1, build)
+    return _reshape(out, xs, build)
 
 
 def _route_scatter(prev):
@@ -184,12 +277,12 @@ def _route_scatter(prev):
             return build(entry, [dst, src], {"mask_pattern": int(pattern)})
         if "dim" in kw or "index" in kw or (len(args) == 4 and _is_int(args[1])):
             x, dim, idx, src = _take("pl.scatter", args, kw, ("input", "dim", "index", "src"))
-            if _along("pl.scatter", x, -1 if dim is None else dim, idx) != x.type.rank - 1:
-                raise OpError("pl.scatter: only dim=-1 (the last axis) is supported here",
-                              hint="transpose the axis to the end first (pl.transpose)")
+            d = _along("pl.scatter", x, -1 if dim is None else dim, idx)
             if src is None:
                 raise OpError("pl.scatter index form needs src=")
             idx = _index32(idx, build)
+            if d != x.type.rank - 1:
+                return _scatter_inner(x, d, idx, src, build)
             x2, shape = _as_2d(x, build)
             out = build(_level_entry("scatter", x2), [x2, _as_2d(idx, build)[0], _as_2d(src, build)[0]], {})
             if len(shape) > 2:
@@ -257,6 +350,9 @@ _rebind("mrgsort", _route_mrgsort)
 for _ns in ("pl", "pl.tensor", "pl.block"):
     NAMESPACES[_ns]["scatter_update"] = Router("scatter_update", _route_scatter_update,
                                                doc="replace rows: input[index[k]] = src[k] (dim -2)")
+for _ns in ("pl.tensor", "pl.block"):
+    NAMESPACES[_ns]["gather_compare"] = Router("gather_compare", _route_gather_compare,
+                                               doc="(dst, cdst): matching column indices per row and their counts")
 # scatter_mask is also spelled directly (pl.tile.scatter_mask(dst, src, mask_pattern))
 NAMESPACES["pl.block"]["scatter_mask"] = gs.SCATTER_MASK
 NAMESPACES["pl.tensor"]["scatter_mask"] = gs.T_SCATTER_MASK

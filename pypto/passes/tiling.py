@@ -339,6 +339,9 @@ SPECIAL = {
     tensor_ops.matmul_acc: _matmul, tensor_ops.expand_clone: _expand_clone,
     tensor_ops.set_validshape: _set_validshape, tensor_ops.create_l1: _create,
 }
+from .tiling_gather import lower_paged_gather  # noqa: E402  (it reads Window from here)
+
+SPECIAL[tensor_ops.paged_gather] = lower_paged_gather
 
 
 # ---------------------------------------------------------------------------------------------

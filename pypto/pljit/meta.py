@@ -94,6 +94,9 @@ def param_spec(name: str, ann: Any, jit_name: str) -> ParamSpec:
         if inner.memref is not None:
             raise InvalidType(f"{jit_name}: parameter '{name}' has a MemRef in its annotation; @pl.jit parameters "
                             "are plain tensors")
+        if inner.view is not None:
+            raise InvalidType(f"{jit_name}: parameter '{name}' has a pl.TensorView in its annotation; @pl.jit takes "
+                              "pl.Tensor[[...], dtype(, layout)] (TensorView is for @pl.function)")
         return ParamSpec(name, "tensor", direction, tuple(inner.shape), inner.dtype, inner.layout)
     if direction is not ParamDirection.In:
         raise InvalidType(f"{jit_name}: parameter '{name}' is pl.{direction.name}[...] of {inner!r}; only tensors "

@@ -120,7 +120,7 @@ def f(x: pl.Tensor[[4, 16], pl.FP32], i: pl.Tensor[[4, 16], pl.INT32]) -> pl.Ten
 @pytest.mark.parametrize("call,message", [
     ("pl.gather(x, dim=0, index=pl.cast(i, pl.FP32))", "index must be an integer"),
     ("pl.gather(x, dim=5, index=i)", "out of range"),
-    ("pl.scatter(x, dim=0, index=i, src=x)", "only dim=-1"),
+    ("pl.scatter(x, dim=0, index=i, src=pl.tensor.view(x, [2, 16], [0, 0]))", "src must have the index's shape"),
     ("pl.scatter(x, mask_pattern=1)", "needs dst="),
     ("pl.mrgsort(x, block_len=3)", "even"),
     ("pl.gather(x, kvalue=1.0, cmp_mode='eq')", "compare form"),

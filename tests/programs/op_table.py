@@ -83,6 +83,10 @@ SKIP = {
                      "tests/language/test_pl_catalogue5.py checks rows and elements in every OOB mode on both backends",
     "block.mscatter": "writes a whole kernel-parameter tensor by index (not a [16, 64] tile op): "
                       "tests/language/test_pl_catalogue5.py checks it on both backends",
+    "block.paged_gather": "reads a paged pool and its block table as whole kernel-parameter tensors (not a [16, 64] "
+                          "tile op): tests/language/test_pl_paged_gather.py checks it on both backends",
+    "tensor.paged_gather": "lowers to block.paged_gather over whole kernel parameters: "
+                           "tests/language/test_pl_paged_gather.py checks it on both backends",
 }
 
 

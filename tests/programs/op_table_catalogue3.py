@@ -13,6 +13,8 @@ from .op_table import Case, TCase, ref
 
 _I = "pl.block.cast({1}, target_type=pl.INT32)"  # INT32 indices 0..7 from `shift`
 _F = ("FP32",)  # the sorts take FP32 here (FP16 needs 16-bit indices)
+_CMP = ("FP32", "FP16", "INT32", "INT16")  # (the compare gather's source dtypes)
+_CMP_KW = {"cmp_mode": 4, "offset": 3, "out_cols": 16}
 
 
 def _i(x):
@@ -38,6 +40,22 @@ CASES = [
          expect=lambda args, vr, vc, dt: ref("block.sort32_idx")(args[0][:, :32], _i(args[1][:, :32]))),
     Case("block.mrgsort_runs", ("a",), dtypes=_F, blocks=1, out="full", call="pl.tile.mrgsort({0}, block_len=4)",
          expect=lambda args, vr, vc, dt: ref("block.mrgsort_runs")(args[0], 4)),
+    # the compare form's pair, one op each (gather_compare.py): matches of x > 0 in each row of a
+    Case("block.gather_compare", ("a",), dtypes=_CMP, blocks=1, out=(16, 16), kw=_CMP_KW,
+         call="pl.tile.gather_compare({0}, 0, {0}, cmp_mode='gt', offset=3, out_cols=16)[0]",
+         expect=lambda args, vr, vc, dt: ref("block.gather_compare")(args[0], 0, **_CMP_KW)),
+    Case("block.gather_count", ("a",), dtypes=_CMP, blocks=1, out=(1, 16), kw={"cmp_mode": 4},
+         call="pl.tile.gather_compare({0}, 0, {0}, cmp_mode=4, out_cols=16)[1]",
+         expect=lambda args, vr, vc, dt: ref("block.gather_count")(args[0], 0, cmp_mode=4)),
+    # 32-byte blocks at byte offsets 32 * shift, read as INT32 (8 per offset column)
+    Case("block.gatherb", ("a", "shift"), blocks=1, out=(16, 64), kw={"output_dtype": DataType.INT32},
+         call=f"pl.gatherb({{0}}, pl.block.muls(pl.block.view({_I}, [16, 8], [0, 0]), 32), output_dtype=pl.INT32)",
+         expect=lambda args, vr, vc, dt: ref("block.gatherb")(args[0], _i(args[1][:, :8]) * 32,
+                                                              output_dtype=DataType.INT32)),
+    # HEAD's flat tile scatter (not INT32 data: there the 3-tile call is our row scatter)
+    Case("block.scatter_flat", ("a", "b", "shift"), blocks=1, out="full", dtypes=("FP32", "FP16", "BF16", "INT8"),
+         call=f"pl.tile.scatter({{0}}, {{1}}, pl.block.muls({_I.replace('{1}', '{2}')}, 37))",
+         expect=lambda args, vr, vc, dt: ref("block.scatter_flat")(args[0], args[1], _i(args[2]) * 37)),
     Case("block.mrgsort_lists", ("a", "b"), dtypes=_F, blocks=1, out=(16, 64),
          call="pl.mrgsort(pl.block.view({0}, [16, 32], [0, 0]), pl.block.view({1}, [16, 32], [0, 0]))",
          expect=lambda args, vr, vc, dt: ref("block.mrgsort_lists")(args[0][:, :32], args[1][:, :32])),
@@ -61,6 +79,12 @@ TCASES = [
           dtypes=_F),
     TCase("tensor.mrgsort_runs", "pl.mrgsort({a}, block_len=8)", lambda x, dt: ref("tensor.mrgsort_runs")(x["a"], 8),
           ("a", "mode"), dtypes=_F, dynamic=True),
+    TCase("tensor.gather_compare", "pl.gather({a}, kvalue=0, cmp_mode='ge', out_cols=8)[0]",
+          lambda x, dt: ref("tensor.gather_compare")(x["a"], 0, cmp_mode=5, out_cols=8), ("a",),
+          kw={"cmp_mode": 5, "out_cols": 8}, dtypes=_CMP),
+    TCase("tensor.gather_count", "pl.gather({a}, kvalue=0, cmp_mode='lt', out_cols=8)[1]",
+          lambda x, dt: ref("tensor.gather_count")(x["a"], 0, cmp_mode=2), ("a",), kw={"cmp_mode": 2},
+          dtypes=_CMP),
     TCase("tensor.mrgsort_lists", "pl.mrgsort(pl.view(a, [16, 32], [0, 0]), pl.view(b, [16, 32], [0, 0]))",
           lambda x, dt: ref("tensor.mrgsort_lists")(x["a"][:16, :32], x["b"][:16, :32]), ("a", "a"), dtypes=_F),
 ]
@@ -68,6 +92,12 @@ TCASES = [
 _IX = DataType.INT32
 PROBE_CALL = {
     "block.gather_flat": lambda dt: ((T._tile(dt), T._tile(_IX), T._tile(_IX)), {}),
+    "block.gather_compare": lambda dt: ((T._tile(dt), ConstInt(0, _IX)), {"out_cols": 16}),
+    "tensor.gather_compare": lambda dt: ((T._tensor(dt), ConstInt(0, _IX)), {"out_cols": 8}),
+    "block.gather_count": lambda dt: ((T._tile(dt), ConstInt(0, _IX)), {}),
+    "tensor.gather_count": lambda dt: ((T._tensor(dt), ConstInt(0, _IX)), {}),
+    "block.gatherb": lambda dt: ((T._tile(dt), T._tile(_IX, (16, 8))), {"output_dtype": DataType.INT32}),
+    "block.scatter_flat": lambda dt: ((T._tile(dt), T._tile(dt), T._tile(_IX)), {}),
     "block.scatter_mask": lambda dt: ((T._tile(dt), T._tile(dt, (16, 32))), {"mask_pattern": 2}),
     "tensor.scatter_mask": lambda dt: ((T._tensor(dt), T._tensor(dt, (16, 32))), {"mask_pattern": 2}),
     "block.scatter_update": lambda dt: ((T._tile(dt), T._tile(_IX, (1, 8)), T._tile(dt, (8, 64))), {}),
@@ -79,7 +109,8 @@ PROBE_CALL = {
     "block.mrgsort_lists": lambda dt: ((T._tile(dt, (16, 32)), T._tile(dt, (16, 32))), {}),
     "tensor.mrgsort_lists": lambda dt: ((T._tensor(dt, (16, 32)), T._tensor(dt, (16, 32))), {}),
 }
-SHARD_FAMILIES = {"indexing": ("gather_flat", "scatter_mask", "scatter_update"),
+SHARD_FAMILIES = {"indexing": ("gather_flat", "scatter_mask", "scatter_update", "gather_compare", "gather_count",
+                               "gatherb", "scatter_flat"),
                   "order": ("sort32_idx", "mrgsort_runs", "mrgsort_lists")}
 
 

@@ -170,8 +170,9 @@ CPU: dict[str, Lowering] = {
     # today's gather / scatter / sort forms (pypto/ops/gather_scatter.py)
     "tgatherflat": Library(GS), "tscattermask": Library(GS), "tscatterupdate": Library(GS),
     "tsort32idx": Library(GS), "tmrgsort1": Library(GS), "tmrgsort2": Library(GS),
+    "tgathercmp": Library(GS), "tgathercnt": Library(GS), "tgatherb": Library(GS), "tscatterflat": Library(GS),
     # data-dependent DDR access (pypto/ops/gather_memory.py): the window is the whole tensor
-    "tmgather": Library(GMEM), "tmscatter": Library(GMEM),
+    "tmgather": Library(GMEM), "tmscatter": Library(GMEM), "tpagedgather": Library(GMEM),
     "tpartadd": Library(ELEM), "tpartmul": Library(ELEM), "tpartmax": Library(ELEM), "tpartmin": Library(ELEM),
     # packed predicate masks (pto/masks.hpp)
     "tcmp.mask": Library(MASK), "tcmps.mask": Library(MASK), "tsel.mask": Library(MASK),

@@ -17,6 +17,7 @@ import numpy as np
 from pypto.ir.enums import MemorySpace
 from pypto.ops import ops_by_pto
 from pypto.ops.gather_memory import OOB_MODES, oob_index
+from pypto.ops.gather_paged import paged_gather_ref
 from pypto.pto.model import (
     EnumAttr,
     Func,
@@ -116,7 +117,8 @@ class KernelExecutor(Executor):
                   "pto.tgetval": self.op_getval, "pto.tload": self.op_load, "pto.tstore": self.op_store})
         for short in _dps_names():
             h.setdefault(f"pto.{short}", self.op_dps)
-        h.update({"pto.tmgather": self.op_mgather, "pto.tmscatter": self.op_mscatter})
+        h.update({"pto.tmgather": self.op_mgather, "pto.tmscatter": self.op_mscatter,
+                  "pto.tpagedgather": self.op_paged_gather})
 
     # ---- views and tiles -------------------------------------------------------------------
 
@@ -262,6 +264,23 @@ class KernelExecutor(Executor):
             table = w.arr.reshape(-1)
             pos, ok = oob_index(idx.arr[: dst.vr, : dst.vc], table.size, oob)
             dst.arr[: dst.vr, : dst.vc] = np.where(ok, table[pos], 0)
+
+    def op_paged_gather(self, op: Op) -> None:
+        """Pool rows through a block table (pypto/ops/gather_paged.py): the registry's reference."""
+        if len(op.ins) != 3 or len(op.outs) != 1:
+            raise InterpError("pto.tpagedgather takes a pool window, an index tile and a table window")
+        (pool, idx, table), dst = self.vals(op.ins), self.get(op.outs[0])
+        if not (isinstance(pool, Window) and isinstance(idx, Tile) and isinstance(table, Window)
+                and isinstance(dst, Tile)):
+            raise InterpError("pto.tpagedgather takes a pool window, an index tile and a table window")
+        _same_dtype(op, pool.arr.dtype, dst)
+        self.issue(op, "MTE2", [_ddr_acc(pool), _tile_acc(idx), _ddr_acc(table)], [_tile_acc(dst)])
+        trans = bool(int(op.attrs.get("trans", 0)))
+        n, size = (dst.vc, dst.vr) if trans else (dst.vr, dst.vc)
+        got = paged_gather_ref(pool.arr.reshape(pool.arr.shape[0], -1), idx.arr[0, : min(idx.vc, n)], table.arr,
+                               block_size=int(op.attrs["block_size"]), size=size, max_indices=n,
+                               col_off=int(op.attrs.get("col_off", 0)), is_trans=trans)
+        dst.arr[: dst.vr, : dst.vc] = got
 
     def op_mscatter(self, op: Op) -> None:
         if len(op.ins) != 2 or len(op.outs) != 1:

@@ -3,6 +3,10 @@
 //     or one column); 1 (elem): dst[i,j] = g.flat[idx[i,j]]. Indices are read as uint32; past the
 //     table: oob 0 undefined / 3 zero -> 0, 1 clamp -> the last, 2 wrap -> modulo the extent.
 //   TMSCATTER(g, src, idx): g.flat[idx[i,j]] = src[i,j] (row-major; indices past g skipped).
+//   TPAGEDGATHER(dst, pool, idx, table, block_size, col_off, trans): row k of the gather =
+//     pool row table.flat[i / block_size] * block_size + i % block_size (i = idx[0, k]), columns
+//     col_off.., 0 for a lookup outside the table / pool and for the rows past the index; trans:
+//     written as column k (pypto/ops/gather_paged.py).
 // g is the window over the whole tensor; every address is checked against it, so an index never
 // reaches memory outside the tensor whatever its value.
 #pragma once
@@ -72,6 +76,33 @@ template <class T, class S, class I> PTO_INLINE void TMSCATTER(const GTensor<T>&
     for (int j = 0; j < src.vc; ++j) {
       const uint64_t u = uint32_t(idx.at(i, j));
       if (u < uint64_t(n)) g.data[detail::gflat_offset(g, long(u))] = T(s[j]);
+    }
+  }
+}
+
+template <class D, class T, class I, class B, class BS, class CO, class TR>
+PTO_INLINE void TPAGEDGATHER(D& dst, const GTensor<T>& pool, const I& idx, const GTensor<B>& table, BS block_size,
+                             CO col_off, TR trans) {
+  using V = typename D::value_type;
+  const bool tr = long(trans) != 0;
+  const long bs = long(block_size), off = long(col_off), rows = pool.ndim ? pool.shape[0] : 1;
+  const long cols = pool.cols(), cs = pool.col_stride(), rs = pool.ndim > 1 ? pool.stride[0] : 0;
+  const long nt = detail::gnumel(table);
+  const int n = tr ? dst.vc : dst.vr, width = tr ? dst.vr : dst.vc;
+  for (int k = 0; k < n; ++k) {
+    long r = -1;
+    if (k < idx.vc && bs > 0) {
+      const uint64_t i = uint32_t(idx.at(0, k));
+      const uint64_t b = i / uint64_t(bs);
+      if (b < uint64_t(nt)) {
+        const uint64_t phys = uint64_t(uint32_t(table.data[detail::gflat_offset(table, long(b))])) * uint64_t(bs) +
+                              i % uint64_t(bs);
+        if (phys < uint64_t(rows)) r = long(phys);
+      }
+    }
+    for (int j = 0; j < width; ++j) {
+      const V v = (r >= 0 && off + j < cols) ? V(pool.data[r * rs + (off + j) * cs]) : V{};
+      if (tr) dst.at(j, k) = v; else dst.at(k, j) = v;
     }
   }
 }
