@@ -272,7 +272,8 @@ ELSEWHERE = {"block.load", "block.store", "block.move", "block.view", "block.ass
              "block.gemv_bias", "system.sync_src", "system.sync_dst", "system.bar_v", "system.bar_m",
              "system.bar_all",
              "block.expand_clone",  # (made by the tiling pass only: tensor.expand_clone's rows and test_pl_catalogue4)
-             "block.mgather", "block.mscatter"}  # (whole-parameter indirect access: tests/language/test_pl_catalogue5.py)
+             "block.mgather", "block.mscatter",  # (whole-parameter indirect access: tests/language/test_pl_catalogue5.py)
+             "block.paged_gather"}  # (pool + block table as whole parameters: tests/language/test_pl_paged_gather.py)
 
 
 def test_every_instruction_is_covered():
