@@ -33,6 +33,7 @@ from ..errors import (
     ParserTypeError,
     UnsupportedFeatureError,
 )
+from .affine import static_extent
 from .calls import OpCaller
 from .context import PyEnv
 from .values import check_compatible, is_number, scalar_binop, to_expr
@@ -359,7 +360,10 @@ class ExprParser(OpCaller):
                 shape.append(hi - lo)
             else:
                 zero = isinstance(lo, int) and not isinstance(lo, bool) and lo == 0
-                shape.append(hi if zero else _extent(hi, lo) or scalar_binop(E.Sub, hi, lo, sp))
+                ext = None if zero else static_extent(hi, lo)
+                if ext is not None and ext <= 0:
+                    raise ParserTypeError(f"the slice is empty (stop - start = {ext})", sp)
+                shape.append(hi if zero else ext if ext is not None else scalar_binop(E.Sub, hi, lo, sp))
         kw = {"drop_dims": drop} if drop else {}
         return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], kw, sp, None)
 
@@ -578,15 +582,3 @@ class ExprParser(OpCaller):
 
 def make_tuple_expr(values: list[Expr], sp: Span) -> MakeTuple:
     return MakeTuple(tuple(values), span=sp)
-
-
-def _extent(hi: Any, lo: Any) -> int | None:
-    """`hi - lo` when hi is `lo + c` (the usual `x[i:i + 8]`): the static extent c, else None."""
-    from pypto.ir.structural import structural_equal
-
-    if isinstance(hi, E.Add) and isinstance(lo, Expr):
-        if isinstance(hi.rhs, ConstInt) and structural_equal(hi.lhs, lo):
-            return hi.rhs.value
-        if isinstance(hi.lhs, ConstInt) and structural_equal(hi.rhs, lo):
-            return hi.lhs.value
-    return None
