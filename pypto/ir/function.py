@@ -36,6 +36,40 @@ class Function(Node):
         return f"Function({self.name})"
 
 
+class FunctionTable(tuple):
+    """`Program.functions`: a tuple of functions (sorted by name) that also reads as the public
+    project's map from GlobalVar to Function (`values()`, `keys()`, `items()`, `table[name]`).
+    IR walkers treat it as any tuple."""
+
+    __slots__ = ()
+
+    def values(self) -> tuple[Function, ...]:
+        return tuple(self)
+
+    def keys(self) -> tuple[GlobalVar, ...]:
+        return tuple(GlobalVar(f.name) for f in self)
+
+    def items(self) -> tuple[tuple[GlobalVar, Function], ...]:
+        return tuple((GlobalVar(f.name), f) for f in self)
+
+    def get(self, key: str | GlobalVar, default: Function | None = None) -> Function | None:
+        name = key.name if isinstance(key, GlobalVar) else key
+        return next((f for f in self if f.name == name), default)
+
+    def __getitem__(self, key):  # an index or slice as a tuple; a name or GlobalVar as a map
+        if isinstance(key, (str, GlobalVar)):
+            got = self.get(key)
+            if got is None:
+                raise KeyError(f"no function named {getattr(key, 'name', key)!r} in this program")
+            return got
+        return tuple.__getitem__(self, key)
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, (str, GlobalVar)):
+            return self.get(key) is not None
+        return tuple.__contains__(self, key)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Program(Node):
     """A set of functions, kept sorted by name so that every walk over them is deterministic."""
@@ -53,7 +87,7 @@ class Program(Node):
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise InvalidValue(f"program {self.name}: duplicate function names {sorted(dup)}")
-        object.__setattr__(self, "functions", fns)
+        object.__setattr__(self, "functions", FunctionTable(fns))
 
     def get_function(self, name: str) -> Function | None:
         for f in self.functions:
@@ -75,4 +109,4 @@ class Program(Node):
         return f"Program({self.name}: {', '.join(self.function_names)})"
 
 
-__all__ = ["Function", "Program"]
+__all__ = ["Function", "FunctionTable", "Program"]

@@ -180,7 +180,7 @@ class _Writer:
             return ["o", v.name]
         if isinstance(v, Node):
             return ["n", self.ids[id(v)]]
-        if type(v) is tuple:
+        if isinstance(v, tuple):
             return ["t", *(self.value(x, cls, field) for x in v)]
         if isinstance(v, DataType):
             return ["d", v.code]
@@ -209,7 +209,7 @@ def _collect_nodes(v: Any, out: list[Node]) -> None:
     if isinstance(v, Node):
         if not isinstance(v, Op):
             out.append(v)
-    elif type(v) is tuple:
+    elif isinstance(v, tuple):
         for x in v:
             _collect_nodes(x, out)
 

@@ -61,7 +61,7 @@ class _Equal:
     def fields(self, a: Node, b: Node) -> bool:
         for name, defining in _compared_fields(type(a)):
             x, y = getattr(a, name), getattr(b, name)
-            if x is y and not (type(x) is tuple or isinstance(x, Node)):
+            if x is y and not (isinstance(x, tuple) or isinstance(x, Node)):
                 continue  # one plain value (a number, a string, an enum member)
             if self.want_path:
                 self.path.append(name)
@@ -103,12 +103,12 @@ class _Equal:
             for name, defining in _compared_fields(type(n)):
                 v = getattr(n, name)
                 if defining:
-                    for x in v if type(v) is tuple else () if v is None else (v,):
+                    for x in v if isinstance(v, tuple) else () if v is None else (v,):
                         self.lmap[x] = x
                         self.rmap[x] = x
                 elif isinstance(v, Stmt):
                     todo.append(v)
-                elif type(v) is tuple:
+                elif isinstance(v, tuple):
                     todo.extend(x for x in v if isinstance(x, Stmt))
 
     def value(self, a: Any, b: Any, defining: bool = False) -> bool:
@@ -120,9 +120,9 @@ class _Equal:
             if a is b and self._same(a):
                 return True
             return self.fields(a, b)
-        if type(a) is tuple:
-            if type(b) is not tuple or len(a) != len(b):
-                return self.fail(f"sequence lengths {len(a)} vs {len(b) if type(b) is tuple else b!r}")
+        if isinstance(a, tuple):
+            if not isinstance(b, tuple) or len(a) != len(b):
+                return self.fail(f"sequence lengths {len(a)} vs {len(b) if isinstance(b, tuple) else b!r}")
             for i, (x, y) in enumerate(zip(a, b)):
                 if self.want_path:
                     self.path.append(f"[{i}]")
@@ -178,7 +178,7 @@ class _Hasher:
             return hash(("ref", got))
         if isinstance(v, Node):
             return hash((type(v).__name__, self.fields(v)))
-        if type(v) is tuple:
+        if isinstance(v, tuple):
             return hash(tuple(self.value(x, defining) for x in v))
         if isinstance(v, float) and v.is_integer():
             return hash(int(v))

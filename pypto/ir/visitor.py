@@ -88,7 +88,7 @@ class IRVisitor:
             if isinstance(v, Type) and not self.visit_types:
                 return
             self.visit(v)
-        elif type(v) is tuple:
+        elif isinstance(v, tuple):
             for x in v:
                 self.visit_value(x)
 
@@ -107,16 +107,16 @@ class IRVisitor:
         for name, kind in walk_fields(type(node), types):
             v = getattr(node, name)
             if kind is _DEF:
-                if type(v) is tuple:
+                if isinstance(v, tuple):
                     for x in v:
                         self.visit_def(x)
                 elif v is not None:
                     self.visit_def(v)
-            elif type(v) is tuple:
+            elif isinstance(v, tuple):
                 for x in v:
                     if isinstance(x, Node) and (types or not isinstance(x, Type)):
                         self.visit(x)
-                    elif type(x) is tuple:
+                    elif isinstance(x, tuple):
                         self.visit_value(x)
             elif isinstance(v, Node) and (types or not isinstance(v, Type)):
                 self.visit(v)
@@ -150,7 +150,7 @@ class IRMutator:
             if isinstance(v, Type) and not self.visit_types:
                 return v
             return self.visit(v)
-        if type(v) is tuple:
+        if isinstance(v, tuple):
             types = self.visit_types
             out = None
             for i, x in enumerate(v):
@@ -193,7 +193,7 @@ class IRMutator:
         for name, kind in walk_fields(type(node), types):
             v = getattr(node, name)
             if kind is _DEF:
-                if type(v) is tuple:
+                if isinstance(v, tuple):
                     nv = tuple([self.mutate_def(x) for x in v])
                     if all(a is b for a, b in zip(nv, v)):
                         continue
@@ -201,7 +201,7 @@ class IRMutator:
                     continue
                 else:
                     nv = self.mutate_def(v)
-            elif type(v) is tuple:
+            elif isinstance(v, tuple):
                 nv = self.mutate_value(v)
             elif isinstance(v, Node) and (types or not isinstance(v, Type)):
                 nv = self.visit(v)

@@ -88,8 +88,8 @@ def _pairs(a, b, seen):
                 continue
             for name, _ in node_fields(type(x)):
                 stack.append((getattr(x, name), getattr(y, name)))
-        elif type(x) is tuple:
-            assert type(y) is tuple and len(x) == len(y)
+        elif isinstance(x, tuple):  # (Program.functions is a tuple subclass)
+            assert type(y) is type(x) and len(x) == len(y)
             stack.extend(zip(x, y))
         else:
             assert type(x) is type(y) and (x == y or (x != x and y != y)), (x, y)
