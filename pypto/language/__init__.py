@@ -33,7 +33,7 @@ from pypto.ops.gather_routes import MaskPattern as _MaskPattern
 
 from . import compat
 from . import dsl as _dsl
-from .annotations import InOut, Out, Scalar, Tensor, Tile, Tuple, Unknown, dynamic
+from .annotations import InOut, Out, Scalar, Tensor, TensorView, Tile, Tuple, Unknown, dynamic
 from .annotations import MemRefAnn as MemRef
 from .decorators import InlineFunction, function, inline, loads, loads_program, parse, parse_program, program
 from .dsl import (  # noqa: A004
@@ -167,7 +167,7 @@ __all__ = [
     "DataType", "ForKind", "FunctionType", "InOut", "InlineFunction", "InvalidOperationError", "LoopOrigin", "Mem",
     "MemRef", "MemRefType", "MemorySpace", "Out", "PadValue", "ParamDirection", "ParserError", "ParserSyntaxError",
     "ParserTypeError", "PipeType", "SSAViolationError", "Scalar", "ScopeIsolationError", "ScopeKind", "Tensor",
-    "TensorLayout", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
+    "TensorLayout", "TensorView", "Tile", "TileLayout", "TileView", "Tuple", "UndefinedVariableError", "Unknown",
     "UnsupportedFeatureError", "AtomicType", "Level", "RUNTIME", "Role", "ScopeMode", "SplitMode", "TASK_ID",
     "compat", "cross_core_slot", "func_attr", "split", "TaskId", "array", "at", "cluster", "dump_tag", "jit",
     "manual_scope", "no_dep", "pipeline", "prefetch", "scope", "spmd", "spmd_submit", "submit", "task",

@@ -109,6 +109,51 @@ class TupleAnn:
         return TupleType(tuple(to_ir_type(x) for x in self.items))
 
 
+class TensorView:
+    """`pl.TensorView(stride=, layout=, valid_shape=, pad=)`: the third item of a `pl.Tensor[...]`
+    parameter annotation of a `@pl.function` (the public API; `@pl.jit` refuses it).
+
+    `layout` becomes the tensor's layout. `stride`, when given, must be the packed strides of that
+    layout (the CPU backend addresses tensors packed). `valid_shape` and `pad` describe the part of
+    the tensor that holds data; they are kept here for printing and checks but do not change the
+    tensor's type: a kernel masks the rest itself with `pl.load(..., valid_shape=...)` and
+    `pl.tile.fillpad`, as the public examples do."""
+
+    def __init__(self, stride=None, layout: TensorLayout = TensorLayout.ND, valid_shape=None, pad=None):
+        if not isinstance(layout, TensorLayout):
+            raise AnnotationError(f"pl.TensorView layout must be a pl.TensorLayout, got {layout!r}")
+        self.layout = layout
+        self.stride = None if stride is None else _shape(stride, "pl.TensorView stride")
+        self.valid_shape = None if valid_shape is None else _shape(valid_shape, "pl.TensorView valid_shape")
+        self.pad = pad
+
+    def check(self, shape: tuple) -> None:
+        if self.valid_shape is not None and len(self.valid_shape) != len(shape):
+            raise AnnotationError(f"pl.TensorView valid_shape has {len(self.valid_shape)} dims, the tensor "
+                                  f"{len(shape)}")
+        if self.stride is None:
+            return
+        if len(self.stride) != len(shape):
+            raise AnnotationError(f"pl.TensorView stride has {len(self.stride)} dims, the tensor {len(shape)}")
+        if not all(isinstance(d, int) for d in (*shape, *self.stride)):
+            return  # (symbolic strides: checked against the shape when the data arrives)
+        dims = list(shape)
+        order = list(range(len(dims)))
+        if self.layout is TensorLayout.DN and len(dims) >= 2:
+            order[-2], order[-1] = order[-1], order[-2]  # column-major in the last two dims
+        packed, step = [0] * len(dims), 1
+        for ax in reversed(order):
+            packed[ax], step = step, step * dims[ax]
+        if tuple(packed) != tuple(self.stride):
+            raise AnnotationError(f"pl.TensorView stride {list(self.stride)} is not the packed stride {packed} of "
+                                  f"a {self.layout.name} tensor of shape {dims}; the CPU backend addresses "
+                                  "tensors packed")
+
+    def __repr__(self) -> str:
+        return (f"pl.TensorView(stride={self.stride}, layout=pl.TensorLayout.{self.layout.name}, "
+                f"valid_shape={self.valid_shape}, pad={self.pad})")
+
+
 def _items(item) -> tuple:
     return item if isinstance(item, tuple) else (item,)
 
@@ -130,14 +175,19 @@ class Tensor:
         if not isinstance(dtype, DataType):
             raise AnnotationError(f"pl.Tensor dtype must be a pl data type like pl.FP32, got {dtype!r}")
         layout, memref = TensorLayout.ND, None
+        dims = _shape(shape, "pl.Tensor")
         for x in extra:
             if isinstance(x, TensorLayout):
                 layout = x
+            elif isinstance(x, TensorView):
+                x.check(dims)
+                layout = x.layout
             elif isinstance(x, MemRef):
                 memref = x
             else:
-                raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ)")
-        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref)
+                raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ "
+                                      "or a pl.TensorView)")
+        return TensorAnn(dims, dtype, layout, memref)
 
 
 class Tile:
