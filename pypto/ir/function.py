@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.errors import InvalidType, InvalidValue
+from pypto.errors import InvalidType, InvalidValue, NotFound
 
 from .enums import FunctionType, ParamDirection
 from .expr import GlobalVar, Var
@@ -60,7 +60,7 @@ class FunctionTable(tuple):
         if isinstance(key, (str, GlobalVar)):
             got = self.get(key)
             if got is None:
-                raise KeyError(f"no function named {getattr(key, 'name', key)!r} in this program")
+                raise NotFound(f"no function named {getattr(key, 'name', key)!r} in this program")
             return got
         return tuple.__getitem__(self, key)
 
