@@ -54,11 +54,17 @@ VARIANTS: dict[str, list[list[str]]] = {
 }
 
 
+# Our own numeric checks of examples whose __main__ compares with no reference: (the example
+# package they need, the script here that runs it against a golden).
+GOLDEN_CHECKS = {"models/qwen3_jit golden": ("examples/models/qwen3_jit", "qwen3_decode_golden.py")}
+
+
 @dataclass
 class Example:
     path: str  # relative to the extracted root, e.g. examples/beginner/01_hello_world.py
     args: list[str] = field(default_factory=list)
     as_module: bool = False  # it uses relative imports: run it with -m
+    script: str | None = None  # one of our GOLDEN_CHECKS scripts (its label is `path`)
 
     @property
     def module(self) -> str:
@@ -66,6 +72,8 @@ class Example:
 
     @property
     def name(self) -> str:
+        if self.script is not None:
+            return self.path
         label = self.path[len("examples/") :]
         return f"{label} {' '.join(self.args)}".rstrip()
 
@@ -124,6 +132,9 @@ def discover(root: Path) -> list[Example]:
         relative = re.search(r"^\s*from \.", text, re.M) is not None
         for args in VARIANTS.get(rel, [[]]):
             found.append(Example(rel, list(args), relative))
+    for label, (needs, script) in GOLDEN_CHECKS.items():
+        if (root / needs).is_dir():
+            found.append(Example(label, script=str(Path(__file__).resolve().parent / script)))
     return found
 
 
@@ -144,7 +155,7 @@ def run_one(ex: Example, root: Path, python: str, project: Path, timeout: float)
     start = time.monotonic()
     try:
         proc = subprocess.run(
-            [python, *(["-m", ex.module] if ex.as_module else [ex.path]), *ex.args],
+            [python, *([ex.script] if ex.script else ["-m", ex.module] if ex.as_module else [ex.path]), *ex.args],
             cwd=root,
             env=env,
             capture_output=True,
