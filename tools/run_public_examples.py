@@ -170,6 +170,11 @@ def run_one(ex: Example, root: Path, python: str, project: Path, timeout: float)
         return Outcome("FAIL", f"exit {proc.returncode}: {_reason(proc.stdout, proc.stderr)}", took)
     out_lines = [ln.strip() for ln in proc.stdout.splitlines() if re.search(r"\w", ln)]  # (not rules of ====)
     last = out_lines[-1] if out_lines else ""
+    # The March 2026 examples print run()'s RunResult ("Result: PASS ..." / "Result: FAIL ...")
+    # and exit 0 either way: the printed verdict decides.
+    verdict = next((ln for ln in reversed(out_lines) if ln.startswith("Result: ")), None)
+    if verdict is not None:
+        return Outcome("PASS" if verdict.startswith("Result: PASS") else "FAIL", verdict, took)
     # An example that catches its own failure and says so (e.g. one needing a device) is not a pass.
     if last.lower().startswith("skipped"):
         return Outcome("SKIP", last, took)

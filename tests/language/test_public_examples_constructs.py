@@ -207,3 +207,41 @@ def test_jit_refuses_an_out_parameter_whose_write_is_dropped():
         _dropped_write(a, out, config=RunConfig())
     _add_one(a, out, config=RunConfig())  # the subscript form writes through
     assert torch.equal(out, a + 1)
+
+
+# ---- the March 2026 run(program, tensor_specs, golden, config) ------------------------------
+
+@pl.program
+class AddOne:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], f: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), 1.0), [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], f: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return self.k(a, f)
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_march_run_with_specs_and_golden_reports_a_run_result(platform):
+    import torch
+
+    from pypto.runtime import TensorSpec, run
+
+    specs = [TensorSpec("a", [16, 16], torch.float32, init_value=2.0),
+             TensorSpec("f", [16, 16], torch.float32, is_output=True)]
+
+    def golden(tensors, params=None):
+        tensors["f"][:] = tensors["a"] + 1
+
+    def wrong(tensors, params=None):
+        tensors["f"][:] = tensors["a"] + 2
+
+    cfg = RunConfig(platform=platform, rtol=1e-5, atol=1e-5)
+    ok = run(AddOne, specs, golden, cfg)  # positional, as the March examples call it
+    assert ok.passed and ok.error is None and str(ok).startswith("PASS"), ok
+    bad = run(program=AddOne, tensor_specs=specs, golden=wrong, config=cfg)
+    assert not bad.passed and "output 'f' does not match the golden: 256/256" in bad.error
+    broken = run(AddOne, [TensorSpec("a", [8, 8], torch.float32), specs[1]], golden, cfg)
+    assert not broken.passed and broken.error  # a wrong shape: reported in the result, not raised
