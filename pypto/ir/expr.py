@@ -44,6 +44,11 @@ class Var(Expr):
     name: str = ignored()
     type: Type = None  # type: ignore[assignment]
 
+    @property
+    def name_hint(self) -> str:
+        """`name`, as the public IR spells it."""
+        return self.name
+
     def __repr__(self) -> str:
         return f"Var({self.name})"
 

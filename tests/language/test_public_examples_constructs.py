@@ -143,6 +143,7 @@ def test_program_functions_read_as_a_map_and_walkers_still_see_a_tuple():
     text = prog.as_python()
     assert text == ir.python_print(prog) and "class MaskedRowMax" in text
     assert fns["k"].as_python(concise=True) == ir.python_print(fns["k"], "pl", True)
+    assert [p.name_hint for p in fns["main"].params] == ["s", "n", "out"]  # (the public IR's spelling)
     ir.assert_structural_equal(pl.parse(text), prog)
 
 
