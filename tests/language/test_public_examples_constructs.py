@@ -246,3 +246,41 @@ def test_march_run_with_specs_and_golden_reports_a_run_result(platform):
     assert not bad.passed and "output 'f' does not match the golden: 256/256" in bad.error
     broken = run(AddOne, [TensorSpec("a", [8, 8], torch.float32), specs[1]], golden, cfg)
     assert not broken.passed and broken.error  # a wrong shape: reported in the result, not raised
+
+
+# ---- the older IR-builder API: ir.op.<level>.<op>, Expr arithmetic, declare_function ---------
+
+def test_ir_op_namespaces_build_typed_calls_and_scalar_arithmetic():
+    from pypto.ir import IRBuilder
+    from pypto.ir.dtype import DataType
+    from pypto.ir.types import ScalarType, TensorType
+    from pypto.language.errors import ParserTypeError as PTE
+
+    ib = IRBuilder()
+    with ib.program("P") as prog:
+        gv = prog.declare_function("f")
+        assert isinstance(gv, ir.GlobalVar) and gv.name == "f"
+        with ib.function("f") as f:
+            x = f.param("x", TensorType((64, 128), DataType.FP32))
+            n = f.param("n", ScalarType(DataType.INT64))
+            f.return_type(TensorType((32, 128), DataType.FP32))
+            t = ib.let("t", ir.op.tensor.create([64, 128], DataType.FP32))
+            m = ib.let("m", ir.op.tensor.row_max(x))
+            s = ib.let("s", ir.op.tensor.slice(x, [32, 128], [0, 0]))
+            k = ib.let("k", n * 2 + 1 - n // 4 % 3)
+            ib.return_stmt(s)
+        prog.add_function(f.get_result())
+    assert str(t.type) == "pl.Tensor[[64, 128], pl.FP32]" and str(m.type) == "pl.Tensor[[64, 1], pl.FP32]"
+    assert k.type == ScalarType(DataType.INT64)
+    assert (-n).type == ScalarType(DataType.INT64) and (1.5 * n).type.dtype is DataType.FP32
+    text = prog.get_result().as_python()
+    assert "n * pl.const(2, pl.INT64) + pl.const(1, pl.INT64) - n // pl.const(4, pl.INT64)" in text
+    assert "pl.tensor.row_max(x)" in text
+    ir.assert_structural_equal(pl.parse(text), prog.get_result())
+    assert ir.op.tile.add is not None and ir.op.block.load is not None
+    with pytest.raises(AttributeError, match="no op 'nope'"):
+        ir.op.tensor.nope
+    with pytest.raises(PTE, match="window dimension 0 is 128"):  # the language's checks, at this line
+        ir.op.tensor.slice(x, [128, 128], [0, 0])
+    with pytest.raises(TypeError):
+        x * 2  # tensors have no operators here
