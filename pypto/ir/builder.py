@@ -177,8 +177,13 @@ class ProgramBuilder(_Construct):
         self.functions: list[Function] = []
 
     def add_function(self, fn: Function) -> Function:
-        self.functions.append(fn)
+        if not any(f is fn for f in self.functions):  # (a function built inside the program is already here)
+            self.functions.append(fn)
         return fn
+
+    def declare_function(self, name: str) -> GlobalVar:
+        """The GlobalVar a call of function `name` uses, before that function is built."""
+        return GlobalVar(name)
 
     def _build(self, stmts: list[Stmt]) -> Program:
         try:

@@ -32,6 +32,43 @@ class Expr(Node):
     def type(self) -> Type:  # overridden by every concrete expression
         raise NotImplementedError(type(self).__name__)
 
+    # Scalar arithmetic builds the IR expression (the IR-builder API: `ib.let("y", x * x + 1)`);
+    # a Python number takes the other operand's dtype. Tensors and tiles have no operators here.
+    def _arith(self, cls: str, other: Any, swap: bool = False) -> Any:
+        from .dtype import promote
+
+        t = self.type
+        if not isinstance(t, ScalarType):
+            return NotImplemented
+        if isinstance(other, Expr):
+            if not isinstance(other.type, ScalarType):
+                return NotImplemented
+            o = other
+        elif isinstance(other, bool) or not isinstance(other, (int, float)):
+            return NotImplemented
+        elif isinstance(other, float) and not t.dtype.is_float:
+            o = ConstFloat(other, DataType.FP32, span=self.span)
+        else:
+            o = (ConstFloat if isinstance(other, float) else ConstInt)(other, t.dtype, span=self.span)
+        a, b = (o, self) if swap else (self, o)
+        return globals()[cls](a, b, promote(a.type.dtype, b.type.dtype), span=self.span)
+
+    def __add__(self, o): return self._arith("Add", o)
+    def __radd__(self, o): return self._arith("Add", o, True)
+    def __sub__(self, o): return self._arith("Sub", o)
+    def __rsub__(self, o): return self._arith("Sub", o, True)
+    def __mul__(self, o): return self._arith("Mul", o)
+    def __rmul__(self, o): return self._arith("Mul", o, True)
+    def __floordiv__(self, o): return self._arith("FloorDiv", o)
+    def __rfloordiv__(self, o): return self._arith("FloorDiv", o, True)
+    def __mod__(self, o): return self._arith("FloorMod", o)
+    def __rmod__(self, o): return self._arith("FloorMod", o, True)
+
+    def __neg__(self):
+        if not isinstance(self.type, ScalarType):
+            return NotImplemented
+        return Neg(self, self.type.dtype, span=self.span)
+
 
 # ---------------------------------------------------------------------------------------------
 # variables
@@ -43,6 +80,11 @@ class Var(Expr):
 
     name: str = ignored()
     type: Type = None  # type: ignore[assignment]
+
+    @property
+    def name_hint(self) -> str:
+        """`name`, as the public IR spells it."""
+        return self.name
 
     def __repr__(self) -> str:
         return f"Var({self.name})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.errors import InvalidType, InvalidValue
+from pypto.errors import InvalidType, InvalidValue, NotFound
 
 from .enums import FunctionType, ParamDirection
 from .expr import GlobalVar, Var
@@ -37,20 +37,37 @@ class Function(Node):
 
 
 class FunctionTable(tuple):
-    """A program's functions: a tuple (iteration yields the functions, sorted by name) that also answers
-    the mapping calls today's public API makes on `Program.functions` (`values()`, `items()` keyed by
-    GlobalVar, `keys()`), so programs written for either form read it."""
+    """`Program.functions`: a tuple of functions (sorted by name) that also reads as the public
+    project's map from GlobalVar to Function (`values()`, `keys()`, `items()`, `table[name]`).
+    IR walkers treat it as any tuple."""
 
     __slots__ = ()
 
-    def values(self) -> list[Function]:
-        return list(self)
+    def values(self) -> tuple[Function, ...]:
+        return tuple(self)
 
-    def keys(self) -> list[GlobalVar]:
-        return [GlobalVar(f.name) for f in self]
+    def keys(self) -> tuple[GlobalVar, ...]:
+        return tuple(GlobalVar(f.name) for f in self)
 
-    def items(self) -> list[tuple[GlobalVar, Function]]:
-        return [(GlobalVar(f.name), f) for f in self]
+    def items(self) -> tuple[tuple[GlobalVar, Function], ...]:
+        return tuple((GlobalVar(f.name), f) for f in self)
+
+    def get(self, key: str | GlobalVar, default: Function | None = None) -> Function | None:
+        name = key.name if isinstance(key, GlobalVar) else key
+        return next((f for f in self if f.name == name), default)
+
+    def __getitem__(self, key):  # an index or slice as a tuple; a name or GlobalVar as a map
+        if isinstance(key, (str, GlobalVar)):
+            got = self.get(key)
+            if got is None:
+                raise NotFound(f"no function named {getattr(key, 'name', key)!r} in this program")
+            return got
+        return tuple.__getitem__(self, key)
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, (str, GlobalVar)):
+            return self.get(key) is not None
+        return tuple.__contains__(self, key)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -65,12 +82,12 @@ class Program(Node):
         for f in self.functions:
             if not isinstance(f, Function):
                 raise InvalidType(f"program {self.name}: expected Function objects, got {type(f).__name__}")
-        fns = FunctionTable(sorted(self.functions, key=lambda f: f.name))
+        fns = tuple(sorted(self.functions, key=lambda f: f.name))
         names = [f.name for f in fns]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise InvalidValue(f"program {self.name}: duplicate function names {sorted(dup)}")
-        object.__setattr__(self, "functions", fns)
+        object.__setattr__(self, "functions", FunctionTable(fns))
 
     def get_function(self, name: str) -> Function | None:
         for f in self.functions:

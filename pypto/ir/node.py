@@ -52,6 +52,12 @@ class Node:
 
         return python_print(self)
 
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
+        """This node as `pl` source (`ir.python_print(self, prefix, concise)`), as the public API spells it."""
+        from .printer import python_print
+
+        return python_print(self, prefix, concise)
+
 
 _FIELDS: dict[type, tuple[tuple[str, FieldKind], ...]] = {}
 

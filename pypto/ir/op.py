@@ -73,3 +73,13 @@ def create_op_call(op: str | Op, args, kwargs: dict[str, Any] | None = None, spa
 
 __all__ = ["OpError", "create_op_call", "get_op", "infer_call_type", "is_op_registered", "register_op",
            "registered_op_names"]
+
+
+def __getattr__(name: str) -> Any:
+    """`pypto.ir.op.tensor` / `.block` / `.tile` / `.system`: the op-making functions of the older
+    IR-builder API (pypto/language/ir_ops.py; string-keyed: the language sits above the IR)."""
+    import importlib
+
+    if name in ("tensor", "block", "tile", "system"):
+        return importlib.import_module("pypto.language.ir_ops").namespace(name)
+    raise AttributeError(f"module 'pypto.ir.op' has no attribute {name!r}")

@@ -110,41 +110,58 @@ class TupleAnn:
         return TupleType(tuple(to_ir_type(x) for x in self.items))
 
 
+class TensorView:
+    """`pl.TensorView(stride=, layout=, valid_shape=, pad=)`: the third item of a `pl.Tensor[...]`
+    parameter annotation of a `@pl.function` (the public API; `@pl.jit` refuses it).
+
+    `layout` becomes the tensor's layout. `stride`, when given, must be the packed strides of that
+    layout (the CPU backend addresses tensors packed). `valid_shape` and `pad` describe the part of
+    the tensor that holds data; they are kept here for printing and checks but do not change the
+    tensor's type: a kernel masks the rest itself with `pl.load(..., valid_shape=...)` and
+    `pl.tile.fillpad`, as the public examples do."""
+
+    def __init__(self, stride=None, layout: TensorLayout | None = None, valid_shape=None, pad=None):
+        if layout is None:
+            if stride is not None or valid_shape is not None or pad is not None:
+                raise AnnotationError("pl.TensorView: layout is required when stride, valid_shape or pad is given",
+                                      hint="pl.TensorView(stride=[...], layout=pl.TensorLayout.ND)")
+            layout = TensorLayout.ND
+        if not isinstance(layout, TensorLayout):
+            raise AnnotationError(f"pl.TensorView layout must be a pl.TensorLayout, got {layout!r}")
+        self.layout = layout
+        self.stride = None if stride is None else _shape(stride, "pl.TensorView stride")
+        self.valid_shape = None if valid_shape is None else _shape(valid_shape, "pl.TensorView valid_shape")
+        self.pad = pad
+
+    def check(self, shape: tuple) -> None:
+        if self.valid_shape is not None and len(self.valid_shape) != len(shape):
+            raise AnnotationError(f"pl.TensorView valid_shape has {len(self.valid_shape)} dims, the tensor "
+                                  f"{len(shape)}")
+        if self.stride is None:
+            return
+        if len(self.stride) != len(shape):
+            raise AnnotationError(f"pl.TensorView stride has {len(self.stride)} dims, the tensor {len(shape)}")
+        if not all(isinstance(d, int) for d in (*shape, *self.stride)):
+            return  # (symbolic strides: checked against the shape when the data arrives)
+        dims = list(shape)
+        order = list(range(len(dims)))
+        if self.layout is TensorLayout.DN and len(dims) >= 2:
+            order[-2], order[-1] = order[-1], order[-2]  # column-major in the last two dims
+        packed, step = [0] * len(dims), 1
+        for ax in reversed(order):
+            packed[ax], step = step, step * dims[ax]
+        if tuple(packed) != tuple(self.stride):
+            raise AnnotationError(f"pl.TensorView stride {list(self.stride)} is not the packed stride {packed} of "
+                                  f"a {self.layout.name} tensor of shape {dims}; the CPU backend addresses "
+                                  "tensors packed")
+
+    def __repr__(self) -> str:
+        return (f"pl.TensorView(stride={self.stride}, layout=pl.TensorLayout.{self.layout.name}, "
+                f"valid_shape={self.valid_shape}, pad={self.pad})")
+
+
 def _items(item) -> tuple:
     return item if isinstance(item, tuple) else (item,)
-
-
-@dataclass(frozen=True)
-class TensorView:
-    """`pl.TensorView(stride=None, layout=None, valid_shape=None, pad=pl.PadValue.null)`, the third
-    slot of a `pl.Tensor[...]` parameter annotation (today's spelling of a DN parameter:
-    `pl.TensorView(stride=[...], layout=pl.TensorLayout.DN)`). The layout is the tensor's. The CPU
-    runtime hands every tensor over packed in that layout, so `stride` is checked for its rank only;
-    `valid_shape` and `pad` describe the region the kernel's loads read, which their own
-    `valid_shape=` states on every target: they are kept on the annotation, not applied."""
-
-    stride: tuple | None = None
-    layout: TensorLayout | None = None
-    valid_shape: tuple | None = None
-    pad: PadValue = PadValue.null
-
-    def __post_init__(self):
-        if (self.stride is not None or self.valid_shape is not None or self.pad != PadValue.null) \
-                and self.layout is None:
-            raise AnnotationError("pl.TensorView: layout is required when stride, valid_shape or pad is given",
-                                  hint="pl.TensorView(stride=[...], layout=pl.TensorLayout.ND)")
-        if self.layout is not None and not isinstance(self.layout, TensorLayout):
-            raise AnnotationError(f"pl.TensorView: layout must be a pl.TensorLayout, got {self.layout!r}")
-        for name in ("stride", "valid_shape"):
-            v = getattr(self, name)
-            if v is not None:
-                object.__setattr__(self, name, _shape(v, f"pl.TensorView {name}"))
-
-    def check(self, rank: int) -> None:
-        for name in ("stride", "valid_shape"):
-            v = getattr(self, name)
-            if v is not None and len(v) != rank:
-                raise AnnotationError(f"pl.TensorView: {name} has {len(v)} entries, the tensor rank {rank}")
 
 
 class Tensor:
@@ -164,18 +181,19 @@ class Tensor:
         if not isinstance(dtype, DataType):
             raise AnnotationError(f"pl.Tensor dtype must be a pl data type like pl.FP32, got {dtype!r}")
         layout, memref, view = TensorLayout.ND, None, None
+        dims = _shape(shape, "pl.Tensor")
         for x in extra:
             if isinstance(x, TensorLayout):
                 layout = x
+            elif isinstance(x, TensorView):
+                x.check(dims)
+                layout, view = x.layout, x
             elif isinstance(x, MemRef):
                 memref = x
-            elif isinstance(x, TensorView):
-                x.check(len(shape) if isinstance(shape, (list, tuple)) else 0)
-                layout, view = x.layout or TensorLayout.ND, x
             else:
                 raise AnnotationError(f"unexpected pl.Tensor argument {x!r} (expected a layout such as pl.NZ "
                                       "or a pl.TensorView)")
-        return TensorAnn(_shape(shape, "pl.Tensor"), dtype, layout, memref, view)
+        return TensorAnn(dims, dtype, layout, memref, view)
 
 
 class Tile:

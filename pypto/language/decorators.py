@@ -24,7 +24,7 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 
-from .errors import ParserError, ParserSyntaxError, ParserTypeError
+from .errors import ParserError, ParserSyntaxError, ParserTypeError, ParseTextError, PythonSyntaxError
 from .parser.context import PyEnv, Source
 from .parser.function_parser import FunctionParser, ParseCtx
 
@@ -377,7 +377,7 @@ def _parse_text(text: str, filename: str | None) -> Program | Function:
     try:
         mod = ast.parse(text, filename=fname)
     except SyntaxError as e:
-        raise ParserSyntaxError(f"invalid Python syntax: {e.msg}", Span(fname, e.lineno or 0, (e.offset or 1) - 1),
+        raise PythonSyntaxError(f"invalid Python syntax: {e.msg}", Span(fname, e.lineno or 0, (e.offset or 1) - 1),
                                 source_lines=lines) from None
     env = PyEnv({"pl": pl_mod, "__name__": "__pl_text__", "__builtins__": __builtins__})
     results: list[Program | Function] = []
@@ -436,10 +436,15 @@ def _parse_text(text: str, filename: str | None) -> Program | Function:
     if len(progs) == 1:
         return progs[0]
     if len(progs) > 1:
-        raise ParserError(f"the text defines {len(progs)} programs; pl.parse expects one", None, source_lines=lines)
+        raise ParseTextError(f"the text defines {len(progs)} programs; pl.parse expects one", None, source_lines=lines)
     if not results:
-        raise ParserError("the text defines no @pl.program class and no @pl.function", None, source_lines=lines)
-    return results[-1]
+        raise ParseTextError("the text defines no @pl.program class and no @pl.function", None, source_lines=lines)
+    if len(results) > 1:
+        names = ", ".join(f.name for f in results)
+        raise ParseTextError(f"the text defines {len(results)} functions ({names}) and no @pl.program; pl.parse "
+                             f"returns one program or one function", None, hint="wrap them in a @pl.program class",
+                             source_lines=lines)
+    return results[0]
 
 
 def loads(path: str | Path) -> Program | Function:

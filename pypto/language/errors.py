@@ -27,6 +27,16 @@ class ParserSyntaxError(ParserError):
     code = "E001"
 
 
+class PythonSyntaxError(ParserSyntaxError, SyntaxError):
+    """Text given to `pl.parse` that is not valid Python; also a `SyntaxError`, as callers of the
+    public API catch it."""
+
+
+class ParseTextError(ParserError, ValueError):
+    """Text given to `pl.parse` that defines no program or function, or several functions and no
+    program (which one to return is ambiguous); also a `ValueError`, as in the public API."""
+
+
 class ParserTypeError(ParserError):
     """A value of the wrong type, a bad annotation, or an op applied to operands it does not accept."""
 
@@ -72,6 +82,7 @@ class ScopeIsolationError(ParserError):
 
 
 __all__ = [
-    "InvalidOperationError", "ParserError", "ParserSyntaxError", "ParserTypeError", "SSAViolationError",
+    "InvalidOperationError", "ParseTextError", "ParserError", "ParserSyntaxError", "ParserTypeError",
+    "PythonSyntaxError", "SSAViolationError",
     "ScopeIsolationError", "UndefinedVariableError", "UnsupportedFeatureError",
 ]

@@ -259,10 +259,12 @@ class JITFunction:
     def _compile(self, call: Any, key: CacheKey, cfg: Any) -> Any:
         from pypto.compile import compile as ir_compile
 
+        from .out_params import check_out_writes
         from .run_script import write_run_script
         from .specialize import build_program
 
         program = build_program(self, call)
+        check_out_writes(self.__name__, program)
         compiled = ir_compile(program, **compile_options(cfg))
         compiled.source_program = program  # the specialised program before the passes
         write_run_script(compiled, call)

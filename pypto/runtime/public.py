@@ -33,10 +33,26 @@ def _compile_options(config: Any) -> dict[str, Any]:
     return importlib.import_module("pypto.pljit.function").compile_options(config)
 
 
-def run(program: Any, *tensors: Any, config: Any = None) -> Any:
+def run(program: Any, *tensors: Any, config: Any = None, tensor_specs: Any = None, golden: Any = None) -> Any:
     """Compile `program` with the config's compile options; run it on `tensors` (unless none are
-    given or `config.codegen_only`). Returns the CompiledProgram."""
+    given or `config.codegen_only`). Returns the CompiledProgram.
+
+    The March 2026 form `run(program, tensor_specs, golden, config=None)` (a list of TensorSpec
+    first, or `tensor_specs=`) compiles, runs, checks against the golden and returns a RunResult
+    (see golden_run.py)."""
+    from .golden_run import is_spec_list, run_with_golden
     from .run_config import RunConfig
+
+    if tensor_specs is not None or (tensors and is_spec_list(tensors[0])):
+        rest = list(tensors)
+        specs = tensor_specs if tensor_specs is not None else rest.pop(0)
+        if golden is None and rest:
+            golden = rest.pop(0)
+        if config is None and rest:
+            config = rest.pop(0)
+        if rest:
+            raise InvalidValue(f"run(program, tensor_specs, golden, config): {len(rest)} extra argument(s)")
+        return run_with_golden(program, specs, golden, config)
 
     cfg = config if config is not None else RunConfig()
     compiled = _compile(program, **_compile_options(cfg))

@@ -85,6 +85,7 @@ class ChipWorker:
         self.level, self.runtime = level, runtime
         self.initialized = False
         self._owned: dict[int, Any] = {}
+        self._loaded: dict[int, Any] = {}  # id(compiled) -> compiled: the callables this worker has loaded
         if auto_init or auto_init is None:
             self.init()
 
@@ -96,7 +97,21 @@ class ChipWorker:
 
     def close(self) -> None:
         self._owned.clear()
+        self._loaded.clear()
         self.initialized = False
+
+    @property
+    def aicpu_dlopen_count(self) -> int:
+        """How many distinct compiled programs this worker has loaded (the CPU's counterpart of the
+        device's callable dlopens): `register` and the first `run` of a program load it once."""
+        return len(self._loaded)
+
+    def _load(self, compiled: Any) -> None:
+        if id(compiled) not in self._loaded:
+            load = getattr(compiled, "load", None)
+            if load is not None:
+                load()
+            self._loaded[id(compiled)] = compiled  # (kept alive, so the id is not reused)
 
     def __enter__(self) -> ChipWorker:
         if not self.initialized:
@@ -107,9 +122,11 @@ class ChipWorker:
         self.close()
 
     def run(self, compiled: Any, *args: Any, config: Any = None) -> Any:
+        self._load(compiled)
         return compiled(*args, config=config if config is not None else self.config)
 
     def register(self, compiled: Any) -> RegistrationHandle:
+        self._load(compiled)
         return RegistrationHandle(self, compiled)
 
     def alloc_tensor(self, shape: Any, torch_dtype: Any, *, init: Any = None, worker_id: int = 0) -> DeviceTensor:

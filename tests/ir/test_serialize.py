@@ -88,7 +88,7 @@ def _pairs(a, b, seen):
                 continue
             for name, _ in node_fields(type(x)):
                 stack.append((getattr(x, name), getattr(y, name)))
-        elif isinstance(x, tuple):
+        elif isinstance(x, tuple):  # (Program.functions is a tuple subclass)
             assert type(y) is type(x) and len(x) == len(y)
             stack.extend(zip(x, y))
         else:

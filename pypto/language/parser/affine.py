@@ -42,6 +42,9 @@ def _affine(e: Any, depth: int = 0) -> tuple[list[tuple[Any, int]], int] | None:
         return [], e.value
     if not isinstance(e, Expr):
         return None
+    if isinstance(e, E.Neg):
+        x = _affine(e.operand, depth + 1)
+        return None if x is None else ([(t, -k) for t, k in x[0]], -x[1])
     if isinstance(e, (E.Add, E.Sub)):
         x, y = _affine(e.lhs, depth + 1), _affine(e.rhs, depth + 1)
         if x is None or y is None:

@@ -360,7 +360,10 @@ class ExprParser(OpCaller):
                 shape.append(hi - lo)
             else:
                 zero = isinstance(lo, int) and not isinstance(lo, bool) and lo == 0
-                shape.append(hi if zero else static_extent(hi, lo) or scalar_binop(E.Sub, hi, lo, sp))
+                ext = None if zero else static_extent(hi, lo)
+                if ext is not None and ext <= 0:
+                    raise ParserTypeError(f"the slice is empty (stop - start = {ext})", sp)
+                shape.append(hi if zero else ext if ext is not None else scalar_binop(E.Sub, hi, lo, sp))
         kw = {"drop_dims": drop} if drop else {}
         return self.call_entry("pl.slice", lookup_dsl("pl", "slice"), [base, shape, offs], kw, sp, None)
 
@@ -579,4 +582,3 @@ class ExprParser(OpCaller):
 
 def make_tuple_expr(values: list[Expr], sp: Span) -> MakeTuple:
     return MakeTuple(tuple(values), span=sp)
-
