@@ -90,33 +90,8 @@ class Var(Expr):
         return f"Var({self.name})"
 
 
-class _DimArith:
-    """`M * 2`, `M + 1`, `M // 4` ... on a dynamic dimension (and on what that makes) build the IR
-    expression: annotations such as `pl.Tensor[[M * 2, N], ...]` are also evaluated by Python."""
-
-    __slots__ = ()
-
-    def _arith(self, cls_name: str, other: Any, swap: bool = False) -> Any:
-        if isinstance(other, bool) or not isinstance(other, (int, Expr)):
-            return NotImplemented
-        o = ConstInt(other) if isinstance(other, int) else other
-        lhs, rhs = (o, self) if swap else (self, o)
-        return globals()[cls_name](lhs, rhs, DataType.INDEX)
-
-    def __add__(self, o): return self._arith("Add", o)
-    def __radd__(self, o): return self._arith("Add", o, True)
-    def __sub__(self, o): return self._arith("Sub", o)
-    def __rsub__(self, o): return self._arith("Sub", o, True)
-    def __mul__(self, o): return self._arith("Mul", o)
-    def __rmul__(self, o): return self._arith("Mul", o, True)
-    def __floordiv__(self, o): return self._arith("FloorDiv", o)
-    def __rfloordiv__(self, o): return self._arith("FloorDiv", o, True)
-    def __mod__(self, o): return self._arith("FloorMod", o)
-    def __rmod__(self, o): return self._arith("FloorMod", o, True)
-
-
 @dataclass(frozen=True, slots=True, eq=False)
-class DynVar(_DimArith, Var):
+class DynVar(Var):
     """A dynamic dimension declared with `pl.dynamic(name)`; bound from argument shapes at run time."""
 
     def __repr__(self) -> str:
@@ -240,8 +215,7 @@ class UnaryExpr(Expr):
 
 
 def _binary(name: str, doc: str) -> type:
-    bases = (_DimArith, BinaryExpr) if name in _DIM_ARITH else (BinaryExpr,)
-    cls = type(name, bases, {"__doc__": doc})
+    cls = type(name, (BinaryExpr,), {"__doc__": doc})
     cls.__module__ = __name__
     return dataclass(frozen=True, slots=True, eq=False)(cls)
 
@@ -252,7 +226,6 @@ def _unary(name: str, doc: str) -> type:
     return dataclass(frozen=True, slots=True, eq=False)(cls)
 
 
-_DIM_ARITH = {"Add", "Sub", "Mul", "FloorDiv", "FloorMod"}  # (composite dimensions: `M * 2 + 1`)
 Add = _binary("Add", "lhs + rhs")
 Sub = _binary("Sub", "lhs - rhs")
 Mul = _binary("Mul", "lhs * rhs")

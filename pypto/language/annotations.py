@@ -16,7 +16,7 @@ from typing import Any
 
 from pypto.errors import Error
 from pypto.ir.dtype import DataType
-from pypto.ir.enums import MemorySpace, PadValue, ParamDirection, TensorLayout
+from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import DynVar, Expr, MemRef, make_memref, scalar_type
 from pypto.ir.limits import type_problem
 from pypto.ir.types import (
@@ -122,7 +122,7 @@ class TensorView:
 
     def __init__(self, stride=None, layout: TensorLayout | None = None, valid_shape=None, pad=None):
         if layout is None:
-            if stride is not None or valid_shape is not None or pad is not None:
+            if stride is not None or valid_shape is not None or getattr(pad, "name", "null") != "null":
                 raise AnnotationError("pl.TensorView: layout is required when stride, valid_shape or pad is given",
                                       hint="pl.TensorView(stride=[...], layout=pl.TensorLayout.ND)")
             layout = TensorLayout.ND

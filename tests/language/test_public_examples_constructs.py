@@ -122,7 +122,9 @@ def test_tensor_view_layout_and_stride_checks():
     with pytest.raises(AnnotationError, match="packed stride"):
         pl.Tensor[[16, 8], pl.FP32, pl.TensorView(stride=[16, 1], layout=pl.TensorLayout.ND)]
     with pytest.raises(AnnotationError, match="valid_shape has 1 dims"):
-        pl.Tensor[[16, 8], pl.FP32, pl.TensorView(valid_shape=[4])]
+        pl.Tensor[[16, 8], pl.FP32, pl.TensorView(valid_shape=[4], layout=pl.TensorLayout.ND)]
+    with pytest.raises(AnnotationError, match="layout is required"):  # (as the public factory says)
+        pl.TensorView(valid_shape=[16, 8])
 
 
 # ---- Program.functions as a map, as_python, pl.parse errors ---------------------------------

@@ -28,8 +28,9 @@ def test_dynvar_arithmetic_builds_index_expressions():
     assert isinstance(e, Add) and isinstance(e.lhs, Mul) and e.lhs.lhs is M and e.rhs == ConstInt(1)
     assert isinstance(3 * M, Mul) and (3 * M).lhs == ConstInt(3)
     assert isinstance(M, DynVar)
+    assert (M * 1.5).type.dtype.is_float  # (scalar IR arithmetic: a float operand makes a float, not a dimension)
     with pytest.raises(TypeError):
-        M * 1.5  # noqa: B018  (only integer dimensions)
+        M * "2"  # noqa: B018
 
 
 @pl.program
