@@ -24,6 +24,7 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 
+from .parser.groups import lower_groups
 from .errors import ParserError, ParserSyntaxError, ParserTypeError
 from .parser.context import PyEnv, Source
 from .parser.function_parser import FunctionParser, ParseCtx
@@ -253,6 +254,7 @@ def _parse_methods(name: str, methods: dict[str, _Method], span: Span) -> Progra
     functions: dict[str, Function] = {}
     for mname, p in parsers.items():
         functions[mname] = p.parse_function()
+    functions = lower_groups(functions)  # a Group: one kernel whose cube and vector blocks run at once
     for ext in list(ctx.externals.values()):
         for dep in function_deps(ext):
             ctx.add_external(dep, span)

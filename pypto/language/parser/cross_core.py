@@ -9,8 +9,8 @@ runs a kernel's code in order on one thread, so (docs/pl_ops.md §3.8):
   `import_peer_buffer` give address 0); `pl.AUTO` is -1;
 - `available_cluster_count()` / `available_aiv_count()` are the a2a3 device's 24 / 48 (the
   launch width a syncall kernel asks for; spmd blocks run on the CPU's workers whatever the width);
-- a hand-written `tpush_*` / `tpop_*` is refused: the two halves of one kernel would have to run at
-  the same time (a pop waits for the peer's push), which this backend does not do yet;
+- a hand-written `tpush_*` / `tpop_*` is a pipe op (parser/pipes.py, ops/cross_core.py): the AIC and
+  AIV functions of a `pl.FunctionType.Group` run at the same time and the pops wait (parser/groups.py);
 - `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.X):` parses its body once per vector lane
   (aiv_id 0, then 1), in order; `pl.aiv_shard(x)` is this lane's half of x (UP_DOWN: rows,
   LEFT_RIGHT: columns, NONE: all of it) and `pl.aic_gather(v)` re-joins the two lanes' halves
@@ -59,10 +59,6 @@ SYSTEM_NAMES = ("sync_set", "sync_wait", "set_ffts", "fence", "cacheinvalid", "a
                 "available_aiv_count")
 
 
-class PipeNotSupported(UnsupportedFeatureError, NotImplementedError):
-    """A hand-written tpush / tpop: refused with the source line (also a NotImplementedError)."""
-
-
 @dataclass
 class _Lane:
     mode: SplitMode
@@ -79,11 +75,9 @@ class CrossCoreParser:
         sp = self.span(node)
         name = h.name
         if name in _PIPES:
-            raise PipeNotSupported(
-                f"pl.{name}: a hand-written cube/vector pipe needs the kernel's AIC and AIV "
-                "halves to run at the same time (a pop waits for the peer's push); the CPU backend runs a kernel "
-                "on one thread, so explicit tpush/tpop is not supported. Write the exchange as a tile value "
-                "(pl.split_aiv with pl.aiv_shard / pl.aic_gather, or one kernel).", sp)
+            from .pipes import pipe_call
+
+            return pipe_call(self, name, node)
         if name in ("aiv_shard", "aic_gather"):
             return self._split_value(name, node)
         args, kwargs, _ = self.call_args(node)
