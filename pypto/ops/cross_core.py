@@ -20,7 +20,7 @@ from pypto.ir.enums import MemorySpace, PipeType
 from .memory import UNIT
 from .registry import arg, attr, define
 from .traits import ELEMENT
-from .typing import OpError, static_dims, tile_result
+from .typing import OpError, dims, static_dims, tile_result
 
 SPLITS = (0, 1, 2)
 
@@ -52,7 +52,7 @@ def _pop_rule(name: str):
         _check(name, kw)
         if kw["target_memory"] is MemorySpace.DDR:
             raise OpError(f"{name}: a popped tile lives on chip, not in DDR")
-        valid = args[1] if len(args) > 1 else None
+        valid = dims(name, args[1], "valid_shape") if len(args) > 1 else None
         return tile_result(shape, kw["dtype"], memory_space=kw["target_memory"], valid_shape=valid)
     return infer
 

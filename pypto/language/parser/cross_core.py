@@ -26,7 +26,7 @@ from typing import Any
 from pypto.ir.dtype import DataType
 from pypto.ir.expr import ConstInt, Expr, Var
 from pypto.ir.stmt import AssignStmt
-from pypto.ir.types import TileType
+from pypto.ir.types import TensorType, TileType
 from pypto.ops import lookup_dsl
 
 from ..dsl import DslHelper
@@ -37,10 +37,12 @@ from .context import Binding
 AUTO = -1
 CLUSTERS, AIVS = 24, 48  # the a2a3 (910B) device: 24 clusters of 1 AIC + 2 AIV
 
+# (the consumer buffers' public keywords are c2v_consumer_buf / v2c_consumer_buf; c2v_buf / v2c_buf too)
+_PIPE_SETUP = {"c2v_consumer_buf", "v2c_consumer_buf", "c2v_buf", "v2c_buf", "dir_mask", "slot_size", "slot_num",
+               "local_slot_num", "id"}
 _NOOPS = {  # name -> accepted keywords (positional arguments are accepted as the public signatures say)
     "tfree_to_aic": {"split", "id"}, "tfree_to_aiv": {"split", "id"},
-    "aic_initialize_pipe": {"c2v_buf", "v2c_buf", "dir_mask", "slot_size", "slot_num", "local_slot_num", "id"},
-    "aiv_initialize_pipe": {"c2v_buf", "v2c_buf", "dir_mask", "slot_size", "slot_num", "local_slot_num", "id"},
+    "aic_initialize_pipe": _PIPE_SETUP, "aiv_initialize_pipe": _PIPE_SETUP,
     "sync_set": {"event_id", "pipe", "ffts_mode", "core_type"}, "sync_wait": {"event_id", "pipe", "core_type"},
     "set_ffts": {"workspace"}, "fence": set(), "cacheinvalid": {"tensor", "shapes", "offsets"},
 }
@@ -63,6 +65,7 @@ SYSTEM_NAMES = ("sync_set", "sync_wait", "set_ffts", "fence", "cacheinvalid", "a
 class _Lane:
     mode: SplitMode
     lane: int
+    extent: int | None = None  # the split axis's extent of the region's last aiv_shard
     gathered: dict = field(default_factory=dict)  # aic_gather call site -> lane 0's value
 
 
@@ -142,21 +145,30 @@ class CrossCoreParser:
         if len(args) != 1 or kwargs:
             raise ParserSyntaxError(f"pl.{name} takes one tile", sp)
         x = args[0]
-        if not isinstance(x, Expr) or not isinstance(x.type, TileType) or x.type.rank != 2:
-            raise ParserTypeError(f"pl.{name} takes a 2-D tile, got {self.describe(x)}", sp)
+        if not isinstance(x, Expr) or not isinstance(x.type, (TileType, TensorType)) or x.type.rank != 2:
+            raise ParserTypeError(f"pl.{name} takes a 2-D tile or tensor, got {self.describe(x)}", sp)
+        tensor = isinstance(x.type, TensorType)
+        ns = "pl.tensor" if tensor else "pl.block"
         rows, cols = x.type.shape
+        up = state.mode is SplitMode.UP_DOWN
         if name == "aiv_shard":
             if state.mode is SplitMode.NONE:
                 return x
-            up = state.mode is SplitMode.UP_DOWN
             n = rows if up else cols
-            if not isinstance(n, ConstInt) or n.value % 2:
+            if not isinstance(n, ConstInt) or (n.value % 2 and not tensor):
                 raise ParserTypeError(f"pl.aiv_shard: the split dim ({'rows' if up else 'columns'}) must be a static "
-                                      f"even number, got {n!r}", sp)
-            half = n.value // 2
+                                      f"{'' if tensor else 'even '}number, got {n!r}", sp)
+            # an odd extent (tensors): lane 0 holds the ceil half, lane 1 the floor half (pto-isa's _ODD
+            # split codes); both lanes' windows are the ceil half, lane 1's valid part one shorter
+            half = (n.value + 1) // 2
+            mine = half if state.lane == 0 else n.value - half
+            state.extent = n.value
             shape = [half, cols] if up else [rows, half]
             off = [state.lane * half, 0] if up else [0, state.lane * half]
-            return self.call_entry("pl.tile.slice", lookup_dsl("pl.block", "slice"), [x, shape, off], {}, sp, None)
+            call = [x, shape, off]
+            if mine != half:
+                call.append([mine, cols] if up else [rows, mine])
+            return self.call_entry(f"{ns}.slice", lookup_dsl(ns, "slice"), call, {}, sp, None)
         # aic_gather
         if state.mode is SplitMode.NONE:
             return x
@@ -170,12 +182,27 @@ class CrossCoreParser:
             state.gathered[key] = first = keep
         else:
             first = state.gathered.pop(key)
-        cat = lookup_dsl("pl.block", "concat")
+        second = x
+        ext = getattr(state, "extent", None)
+        n = rows if up else cols
+        if tensor and ext is not None and ext % 2 and isinstance(n, ConstInt) and n.value == (ext + 1) // 2:
+            # the odd split of this region: lane 1's part is one shorter than its window
+            m = ext - n.value
+            second = self.call_entry(f"{ns}.slice", lookup_dsl(ns, "slice"),
+                                     [x, [m, cols] if up else [rows, m], [0, 0]], {}, sp, None)
+        cat = lookup_dsl(ns, "concat")
         if state.mode is SplitMode.LEFT_RIGHT:
-            return self.call_entry("pl.tile.concat", cat, [first, x], {}, sp, None)
-        tv = lookup_dsl("pl.block", "transpose_view")  # rows joined: concat of the transposes, transposed back
+            return self.call_entry(f"{ns}.concat", cat, [first, second], {}, sp, None)
+        if tensor:  # rows joined: concat of the transposes, transposed back
+            tr = lookup_dsl(ns, "transpose")
+            t_kw = {"axis1": 0, "axis2": 1}
+            a = self.call_entry(f"{ns}.transpose", tr, [first], t_kw, sp, None)
+            b = self.call_entry(f"{ns}.transpose", tr, [second], t_kw, sp, None)
+            return self.call_entry(f"{ns}.transpose", tr, [self.call_entry(f"{ns}.concat", cat, [a, b], {}, sp, None)],
+                                   t_kw, sp, None)
+        tv = lookup_dsl("pl.block", "transpose_view")
         a = self.call_entry("pl.tile.transpose_view", tv, [first], {}, sp, None)
-        b = self.call_entry("pl.tile.transpose_view", tv, [x], {}, sp, None)
+        b = self.call_entry("pl.tile.transpose_view", tv, [second], {}, sp, None)
         return self.call_entry("pl.tile.transpose_view", tv,
                                [self.call_entry("pl.tile.concat", cat, [a, b], {}, sp, None)], {}, sp, None)
 

@@ -66,7 +66,7 @@ def pipe_call(p, name: str, node: ast.Call) -> Any:
     call_args: list[Any] = [shape]
     if ann is not None and ann.tile_view is not None and ann.tile_view.valid_shape is not None \
             and [getattr(d, "value", d) for d in ann.shape] == [getattr(d, "value", d) for d in shape]:
-        call_args.append(list(ann.tile_view.valid_shape))
+        call_args.append(list(ann.valid_shape))
     if ann is not None and ann.memory_space is not None:
         attrs["target_memory"] = ann.memory_space
     return p.call_entry(f"pl.{name}", op, call_args, {"dtype": dtype, **attrs}, sp, None)
