@@ -24,10 +24,10 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 
-from .parser.groups import lower_groups
 from .errors import ParserError, ParserSyntaxError, ParserTypeError
 from .parser.context import PyEnv, Source
 from .parser.function_parser import FunctionParser, ParseCtx
+from .parser.groups import lower_groups
 
 # external functions a standalone @pl.function calls (so a program using it brings them along)
 _DEPS: dict[int, tuple[Function, tuple[Function, ...]]] = {}

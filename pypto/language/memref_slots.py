@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 
-
 def _err(msg: str) -> Exception:
     from .annotations import AnnotationError  # (annotations imports this module)
 

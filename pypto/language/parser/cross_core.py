@@ -30,7 +30,7 @@ from pypto.ir.types import TensorType, TileType
 from pypto.ops import lookup_dsl
 
 from ..dsl import DslHelper
-from ..errors import InvalidOperationError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from ..errors import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from ..placement import SplitMode
 from .context import Binding
 

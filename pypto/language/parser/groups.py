@@ -27,9 +27,20 @@ from pypto.ir.dtype import DataType
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.function import Function
 from pypto.ir.op import create_op_call
+from pypto.ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    seq,
+    stmt_list,
+)
 from pypto.ir.structural import structural_equal
-from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
-                           seq, stmt_list)
 from pypto.ir.task_ops import task_call
 from pypto.ir.visitor import IRMutator
 from pypto.ir.walk import expr_nodes, stmt_exprs, walk_stmts
