@@ -264,3 +264,9 @@ def test_a_pop_needs_a_tile_type():
     vec = "        u = pl.tpop_from_aic(split=0)"
     with pytest.raises(ParserTypeError, match="shape is unknown"):
         pl.parse(_group("        r = self.cube(a, out)\n        self.vec(a, out)\n        return r", vec))
+
+
+def test_a_group_nobody_calls_is_refused():
+    src = _group("        r = self.cube(a, out)\n        self.vec(a, out)\n        return r")
+    with pytest.raises(ParserSyntaxError, match="Group function group is never called"):
+        pl.parse(src)

@@ -183,6 +183,12 @@ def lower_groups(functions: dict[str, Function]) -> dict[str, Function]:
             body = _wrap(f.body, blocks)
             if body is not f.body:
                 out[name] = replace(f, body=body)
+    called = {n.op.name for f in out.values() for s in walk_stmts(f) for e in stmt_exprs(s) for n in expr_nodes(e)
+              if isinstance(n, E.Call) and isinstance(n.op, E.GlobalVar)}
+    for g in groups:
+        if g.name not in called:
+            raise ParserSyntaxError(f"Group function {g.name} is never called: a Group runs as one task of the "
+                                    f"program's Orchestration function (`r = self.{g.name}(...)` in it)", g.span)
     return out
 
 
