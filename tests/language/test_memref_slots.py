@@ -66,3 +66,28 @@ def f(x: pl.Tensor[[16, 16], pl.FP32]):
     t: pl.Tile[[16, 16], pl.FP32, pl.MemRef(slots=2)[5], pl.Mem.Vec] = pl.load(x, [0, 0], [16, 16])
 """)
     assert "pl.MemRef(slots=2)[5]" in str(e.value)
+
+
+TR, NT = 16, 4
+
+
+@pl.jit
+def slot_pingpong(a: pl.Tensor[[TR * NT, 32], pl.FP32], b: pl.Tensor[[TR * NT, 32], pl.FP32],
+                  out: pl.Out[pl.Tensor[[TR * NT, 32], pl.FP32]]):
+    """(The public test_memref_slots form: an inline named declaration, an spmd body, no `return`.)"""
+    for _ in pl.spmd(1, name_hint="slots"):
+        for i in pl.range(NT):
+            lo: pl.Tile[[TR, 32], pl.FP32, pl.MemRef("ub", slots=2)[i % 2], pl.Mem.Vec] = pl.load(
+                a, [i * TR, 0], [TR, 32], target_memory=pl.Mem.Vec)
+            hi: pl.Tile[[TR, 32], pl.FP32, pl.MemRef("ub", slots=2)[(i + 1) % 2], pl.Mem.Vec] = pl.load(
+                b, [i * TR, 0], [TR, 32], target_memory=pl.Mem.Vec)
+            pl.store(pl.add(lo, hi), [i * TR, 0], out)
+
+
+@pytest.mark.parametrize("platform", ["interp", "cpu"])
+def test_jit_entry_without_return(platform):
+    torch = pytest.importorskip("torch")
+    a, b = torch.randn(TR * NT, 32), torch.randn(TR * NT, 32)
+    out = torch.zeros(TR * NT, 32)
+    slot_pingpong(a, b, out, config=RunConfig(platform=platform))
+    torch.testing.assert_close(out, a + b)
