@@ -199,8 +199,10 @@ def function(fn: types.FunctionType | None = None, *, type: FunctionType = Funct
 
     `attrs=` is the March spelling of `pl.func_attr({...})` (device metadata: checked, no effect on
     the CPU); it warns, as upstream does."""
+    external = options.pop("external_source", None)
     if options:
-        raise InvalidType(f"pl.function got unexpected option(s) {', '.join(options)} (known: type, strict_ssa)")
+        raise InvalidType(f"pl.function got unexpected option(s) {', '.join(options)} "
+                          "(known: type, strict_ssa, attrs, external_source)")
     if attrs is not None:
         import warnings
 
@@ -216,6 +218,10 @@ def function(fn: types.FunctionType | None = None, *, type: FunctionType = Funct
     def deco(f: types.FunctionType) -> Any:
         if not isinstance(f, types.FunctionType):
             raise InvalidType(f"@pl.function decorates a function, got {f!r}")
+        if external is not None:  # a hand-written device kernel: refused with the reason (external.py)
+            from .external import refuse_external_source
+
+            refuse_external_source(f, external)
         if _in_class_body(f):
             return _Deferred(f, type, strict_ssa if strict_ssa else None)
         return _parse_standalone(f, type, strict_ssa, frame_locals)

@@ -270,3 +270,4 @@ def test_a_group_nobody_calls_is_refused():
     src = _group("        r = self.cube(a, out)\n        self.vec(a, out)\n        return r")
     with pytest.raises(ParserSyntaxError, match="Group function group is never called"):
         pl.parse(src)
+
