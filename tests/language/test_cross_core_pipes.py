@@ -271,3 +271,50 @@ def test_a_group_nobody_calls_is_refused():
     with pytest.raises(ParserSyntaxError, match="Group function group is never called"):
         pl.parse(src)
 
+
+
+NB = 4
+
+
+@pl.program
+class Streamed:
+    """C2V in a loop: the cube pushes one [16, 16] block of a @ b per iteration, the vector side pops
+    each as it comes, scales it and stores it (a pipeline through one pipe)."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: T, b: pl.Tensor[[D, D * NB], pl.FP32], out: pl.Out[pl.Tensor[[D, D * NB], pl.FP32]]):
+        la = pl.move(pl.load(a, [0, 0], [D, D], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        for j in pl.range(NB):
+            rb = pl.move(pl.load(b, [0, j * D], [D, D], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+            pl.tpush_to_aiv(pl.matmul(la, rb), split=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: T, b: pl.Tensor[[D, D * NB], pl.FP32],
+            out: pl.Out[pl.Tensor[[D, D * NB], pl.FP32]]) -> pl.Tensor[[D, D * NB], pl.FP32]:
+        for j in pl.range(NB):
+            t: pl.Tile[[D, D], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0)
+            out = pl.store(pl.mul(t, 0.5), [0, j * D], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, a: T, b: pl.Tensor[[D, D * NB], pl.FP32],
+              out: pl.Out[pl.Tensor[[D, D * NB], pl.FP32]]) -> pl.Tensor[[D, D * NB], pl.FP32]:
+        self.cube(a, b, out)
+        r = self.vec(a, b, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: T, b: pl.Tensor[[D, D * NB], pl.FP32],
+             out: pl.Out[pl.Tensor[[D, D * NB], pl.FP32]]) -> pl.Tensor[[D, D * NB], pl.FP32]:
+        for _ in pl.range(2):  # a Group call in a loop: each call is its own grid with its own pipes
+            out = self.group(a, b, out)
+        return out
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_push_and_pop_in_loops(platform):
+    (a,) = _data(1)
+    b = np.random.default_rng(4).standard_normal((D, D * NB)).astype(np.float32)
+    out = np.zeros((D, D * NB), np.float32)
+    ir.compile(Streamed)(a, b, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, 0.5 * (a @ b), rtol=1e-4, atol=1e-4)
