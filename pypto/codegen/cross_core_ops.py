@@ -4,7 +4,7 @@
     pto.tpop  outs(%tile) {dir, split, id}                    wait for the pipe's next tile, copy it in
 
 `dir` is the direction of the pipe (c2v: cube -> vector). Which block plays which role comes from the
-block index at run time (block 0 the cube, blocks 1.. the vector lanes: parser/groups.py).
+block index at run time (block 0 the cube, blocks 1.. the vector lanes: pypto/ir/groups.py).
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ class FunctionType(_NamedEnum):
     AIC = 2
     AIV = 2
     # a cube (AIC) kernel and a vector (AIV) kernel that run at the same time and exchange tiles
-    # through tpush / tpop pipes (pypto/language/parser/groups.py turns it into one two-role kernel)
+    # through tpush / tpop pipes (pypto/ir/groups.py, the LowerGroupFunctions pass: one two-role kernel)
     Group = 3
 
     def __repr__(self) -> str:

@@ -27,7 +27,6 @@ from pypto.ir.span import Span
 from .errors import ParserError, ParserSyntaxError, ParserTypeError
 from .parser.context import PyEnv, Source
 from .parser.function_parser import FunctionParser, ParseCtx
-from .parser.groups import lower_groups
 
 # external functions a standalone @pl.function calls (so a program using it brings them along)
 _DEPS: dict[int, tuple[Function, tuple[Function, ...]]] = {}
@@ -250,6 +249,17 @@ def _parse_program(name: str, methods: dict[str, _Method], span: Span) -> Progra
         return _parse_methods(name, methods, span)
 
 
+def _check_groups(functions: dict[str, Function]) -> None:
+    """A Group function's shape (two calls and a return; LowerGroupFunctions runs it), at parse time."""
+    from pypto.ir.groups import GroupError, check_groups
+
+    try:
+        check_groups(functions)
+    except GroupError as e:
+        cls = ParserSyntaxError if e.kind == "syntax" else ParserTypeError
+        raise cls(e.message, e.span) from None
+
+
 def _parse_methods(name: str, methods: dict[str, _Method], span: Span) -> Program:
     ctx = ParseCtx(in_program=True, method_names=set(methods))
     parsers: dict[str, FunctionParser] = {}
@@ -260,7 +270,7 @@ def _parse_methods(name: str, methods: dict[str, _Method], span: Span) -> Progra
     functions: dict[str, Function] = {}
     for mname, p in parsers.items():
         functions[mname] = p.parse_function()
-    functions = lower_groups(functions)  # a Group: one kernel whose cube and vector blocks run at once
+    _check_groups(functions)
     for ext in list(ctx.externals.values()):
         for dep in function_deps(ext):
             ctx.add_external(dep, span)

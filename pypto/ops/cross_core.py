@@ -6,7 +6,7 @@
     tile.tpop_from_aiv(shape, ...)         cube side: the next tile of V2C pipe `id`
 
 A pipe is a FIFO per (direction, id, vector lane) shared by the blocks of one Group call, which run
-at the same time (pypto/language/parser/groups.py; backends: interp/pipes.py, cpu glue/pto_pipes.hpp).
+at the same time (pypto/ir/groups.py; backends: interp/pipes.py, cpu glue/pto_pipes.hpp).
 `split` (0 none, 1 up-down, 2 left-right) says how a cube tile is cut between two vector lanes and
 how their halves are joined; with one vector lane the whole tile travels. A pop that no block can
 ever satisfy is an error naming the pipe, never a hang. The ops have no NumPy reference: their
@@ -76,8 +76,5 @@ TPOP_FROM_AIV = define("block.tpop_from_aiv", _POP, _pop_rule("tile.tpop_from_ai
 
 PUSHES = {TPUSH_TO_AIV: "c2v", TPUSH_TO_AIC: "v2c"}
 POPS = {TPOP_FROM_AIC: "c2v", TPOP_FROM_AIV: "v2c"}
-CUBE_SIDE = frozenset({TPUSH_TO_AIV, TPOP_FROM_AIV})  # the ops only the cube role runs
-VECTOR_SIDE = frozenset({TPUSH_TO_AIC, TPOP_FROM_AIC})
 
-__all__ = ["CUBE_SIDE", "POPS", "PUSHES", "SPLITS", "TPOP_FROM_AIC", "TPOP_FROM_AIV", "TPUSH_TO_AIC", "TPUSH_TO_AIV",
-           "VECTOR_SIDE"]
+__all__ = ["POPS", "PUSHES", "SPLITS", "TPOP_FROM_AIC", "TPOP_FROM_AIV", "TPUSH_TO_AIC", "TPUSH_TO_AIV"]

@@ -10,7 +10,7 @@ runs a kernel's code in order on one thread, so (docs/pl_ops.md §3.8):
 - `available_cluster_count()` / `available_aiv_count()` are the a2a3 device's 24 / 48 (the
   launch width a syncall kernel asks for; spmd blocks run on the CPU's workers whatever the width);
 - a hand-written `tpush_*` / `tpop_*` is a pipe op (parser/pipes.py, ops/cross_core.py): the AIC and
-  AIV functions of a `pl.FunctionType.Group` run at the same time and the pops wait (parser/groups.py);
+  AIV functions of a `pl.FunctionType.Group` run at the same time and the pops wait (pypto/ir/groups.py);
 - `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.X):` parses its body once per vector lane
   (aiv_id 0, then 1), in order; `pl.aiv_shard(x)` is this lane's half of x (UP_DOWN: rows,
   LEFT_RIGHT: columns, NONE: all of it) and `pl.aic_gather(v)` re-joins the two lanes' halves
