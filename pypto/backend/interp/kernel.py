@@ -205,8 +205,8 @@ class KernelExecutor(Executor):
             raise InterpError(f"{op.name}: dir must be \"c2v\" or \"v2c\", got {d!r}")
         name = ("tpush_to_aiv" if d == "c2v" else "tpush_to_aic") if push else \
             ("tpop_from_aic" if d == "c2v" else "tpop_from_aiv")
-        if push:
-            self.issue(op, "MTE3", [_tile_acc(t)], [])
+        if push:  # (the ring is in GM: a push drains like a store, FIX from Acc)
+            self.issue(op, "FIX" if t.loc == "acc" else "MTE3", [_tile_acc(t)], [])
         else:
             self.issue(op, "MTE2", [], [_tile_acc(t)])
         transfer(pipes(), block_idx(), block_num(), f"pl.{name}", d, int(op.attrs.get("id", 0)),
