@@ -110,6 +110,8 @@ class OrchestrationCodegen:
                         self.head.ops.append(Op("pto.tensor_dim", [r], [v], attrs={"axis": ax}))
                         self.dyn[dim] = r
         self.block(fn.body)
+        if not fn.return_types and not (self.body.ops and self.body.ops[-1].name == "func.return"):
+            self.emit(Op("func.return"))  # a body without `return` (a @pl.jit entry returning nothing)
         results = [value_type(t) for t in fn.return_types]
         body = Block(ops=self.head.ops + self.body.ops)
         attrs = {"pto.kind": EnumAttr("pto.kind", "orchestration"), "pto.param_dirs": dirs}

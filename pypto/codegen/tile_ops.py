@@ -14,6 +14,7 @@ from pypto.ops.registry import Level, OpDef, block_ops, system_ops, tensor_ops
 from pypto.ops.traits import ShapeClass
 from pypto.pto.model import EnumAttr, Op, PartitionViewT, ScalarT, Value
 
+from .cross_core_ops import HANDLERS as CROSS_CORE
 from .scalars import PTO_DTYPE, pto_scalar
 
 if TYPE_CHECKING:
@@ -371,6 +372,7 @@ _SPECIAL = {
 }
 
 # the ops the code generator lowers by a rule of its own rather than by their PTO instruction
+_SPECIAL.update(CROSS_CORE)  # the pipe ops: codegen/cross_core_ops.py
 SPECIAL_OPS = frozenset(_SPECIAL)
 
 __all__ = ["SPECIAL_OPS", "emit_op"]

@@ -111,7 +111,7 @@ def generate(req: Request, lowered: Lowered) -> Generated:
     fn = lowered.program.get_function(cg.entry)
     assert fn is not None, cg.entry  # (codegen's entry is one of the program's functions)
     orig = req.program.get_function(cg.entry)  # (as the user wrote it: the pipeline retypes the entry)
-    sig = _signature(fn, cg.orchestration, in_place=orig is not None and orig.func_type is FunctionType.Orchestration)
+    sig = _signature(fn, cg.orchestration, in_place=_public_style(orig))
     return Generated(cg.entry, MappingProxyType(dict(cg.kernels)), cg.orchestration, MappingProxyType(pto), sig,
                      time.perf_counter() - t0)
 
@@ -195,6 +195,22 @@ def native_program(name: str, modules: PtoModules, keep_source_in: Path | None =
         make_dirs(keep_source_in)
         atomic_write(keep_source_in / f"{safe_stem(name)}.cpp", asm.source)
     return build_native(asm)
+
+
+def _public_style(orig: Function | None) -> bool:
+    """An entry written as the public project writes one: an Orchestration function, or an Opaque one
+    holding a `pl.at(level=CORE_GROUP)` / `pl.incore()` region (outlined, it is orchestration). Its
+    written In tensors are written in place, as the public runtime (buffer addresses) does."""
+    from pypto.ir.enums import ScopeKind
+    from pypto.ir.stmt import ScopeStmt
+    from pypto.ir.walk import walk_stmts
+
+    if orig is None:
+        return False
+    if orig.func_type is FunctionType.Orchestration:
+        return True
+    return orig.func_type is FunctionType.Opaque and any(
+        isinstance(s, ScopeStmt) and s.kind is ScopeKind.InCore for s in walk_stmts(orig))
 
 
 def _signature(fn: Function, orchestration: Module | None, in_place: bool = False) -> Signature:

@@ -92,6 +92,9 @@ class FunctionType(_NamedEnum):
     # target every kernel is one task on one core, so they are InCore (aliases: they print as InCore)
     AIC = 2
     AIV = 2
+    # a cube (AIC) kernel and a vector (AIV) kernel that run at the same time and exchange tiles
+    # through tpush / tpop pipes (pypto/ir/groups.py, the LowerGroupFunctions pass: one two-role kernel)
+    Group = 3
 
     def __repr__(self) -> str:
         return f"pl.FunctionType.{self.name}"

@@ -30,6 +30,8 @@ from pypto.ir.types import (
     UnknownType,
 )
 
+from .memref_slots import MemRefDecl, declare, is_placement_hint
+
 
 class AnnotationError(Error, TypeError):
     """A malformed annotation; the parser re-raises it with the source location (and `hint`)."""
@@ -220,6 +222,8 @@ class Tile:
                 memref = x
             elif isinstance(x, TileView):
                 view = x
+            elif is_placement_hint(x):
+                pass  # pl.MemRef(slots=N)[i]: placement only; the CPU plans the tile's storage
             else:
                 raise AnnotationError(f"unexpected pl.Tile argument {x!r} "
                                       "(expected a pl.MemorySpace, a MemRef or a pl.TileView)")
@@ -268,8 +272,14 @@ class Tuple:
         return TupleAnn(_items(item))
 
 
-def MemRefAnn(memory_space, addr: int = -1, size: int = 0, id: int = 0) -> MemRef:  # noqa: N802
-    """`pl.MemRef(space, addr, size, id)` inside a type annotation."""
+def MemRefAnn(memory_space=None, addr: int = -1, size: int = 0, id: int = 0, *,  # noqa: N802
+              slots: int | None = None) -> MemRef | MemRefDecl:
+    """`pl.MemRef(space, addr, size, id)` inside a type annotation; `pl.MemRef()`,
+    `pl.MemRef("name", slots=N)` declare an allocation (memref_slots.py)."""
+    if memory_space is None or isinstance(memory_space, str) or slots is not None:
+        if addr != -1 or size or id:
+            raise AnnotationError("a declared pl.MemRef takes only a name and slots=N")
+        return declare(memory_space, slots)
     if not isinstance(memory_space, MemorySpace):
         # public 3-argument form MemRef(addr, size, id): DDR unless the tile annotation names a space
         return make_memref(MemorySpace.DDR, int(memory_space), int(addr), int(size))

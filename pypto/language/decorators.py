@@ -198,8 +198,10 @@ def function(fn: types.FunctionType | None = None, *, type: FunctionType = Funct
 
     `attrs=` is the March spelling of `pl.func_attr({...})` (device metadata: checked, no effect on
     the CPU); it warns, as upstream does."""
+    external = options.pop("external_source", None)
     if options:
-        raise InvalidType(f"pl.function got unexpected option(s) {', '.join(options)} (known: type, strict_ssa)")
+        raise InvalidType(f"pl.function got unexpected option(s) {', '.join(options)} "
+                          "(known: type, strict_ssa, attrs, external_source)")
     if attrs is not None:
         import warnings
 
@@ -215,6 +217,10 @@ def function(fn: types.FunctionType | None = None, *, type: FunctionType = Funct
     def deco(f: types.FunctionType) -> Any:
         if not isinstance(f, types.FunctionType):
             raise InvalidType(f"@pl.function decorates a function, got {f!r}")
+        if external is not None:  # a hand-written device kernel: refused with the reason (external.py)
+            from .external import refuse_external_source
+
+            refuse_external_source(f, external)
         if _in_class_body(f):
             return _Deferred(f, type, strict_ssa if strict_ssa else None)
         return _parse_standalone(f, type, strict_ssa, frame_locals)
@@ -243,6 +249,17 @@ def _parse_program(name: str, methods: dict[str, _Method], span: Span) -> Progra
         return _parse_methods(name, methods, span)
 
 
+def _check_groups(functions: dict[str, Function]) -> None:
+    """A Group function's shape (two calls and a return; LowerGroupFunctions runs it), at parse time."""
+    from pypto.ir.groups import GroupError, check_groups
+
+    try:
+        check_groups(functions)
+    except GroupError as e:
+        cls = ParserSyntaxError if e.kind == "syntax" else ParserTypeError
+        raise cls(e.message, e.span) from None
+
+
 def _parse_methods(name: str, methods: dict[str, _Method], span: Span) -> Program:
     ctx = ParseCtx(in_program=True, method_names=set(methods))
     parsers: dict[str, FunctionParser] = {}
@@ -253,6 +270,7 @@ def _parse_methods(name: str, methods: dict[str, _Method], span: Span) -> Progra
     functions: dict[str, Function] = {}
     for mname, p in parsers.items():
         functions[mname] = p.parse_function()
+    _check_groups(functions)
     for ext in list(ctx.externals.values()):
         for dep in function_deps(ext):
             ctx.add_external(dep, span)

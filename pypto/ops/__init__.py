@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (registration)
     catalogue2,
     catalogue4,
     creation,
+    cross_core,
     elementwise,
     elementwise_math,
     gather_blocks,

@@ -442,11 +442,16 @@ def _view_rule(name: str, level: str):
         offs = dims(name, args[2], "offset")
         if len(shape) != t.rank or len(offs) != t.rank:
             raise OpError(f"{name}: shape and offset need {t.rank} entries, got {len(shape)} and {len(offs)}")
+        valid = dims(name, args[3], "valid_shape") if len(args) > 3 else None
         for i, (s, d) in enumerate(zip(shape, t.shape)):
             sv, dv = static_dim(s), static_dim(d)
-            if sv is not None and dv is not None and sv > dv:
-                raise OpError(f"{name}: window dimension {i} is {sv} but the input has only {dv}")
-        valid = dims(name, args[3], "valid_shape") if len(args) > 3 else None
+            vv = static_dim(valid[i]) if valid is not None else sv
+            # a tensor window larger than the input is a ragged tail when its valid part fits (the rest
+            # is padding, as for pl.load); the valid extent is checked against the input below
+            if sv is not None and dv is not None and sv > dv and (level == "block" or valid is None
+                                                                   or (vv is not None and vv > dv)):
+                raise OpError(f"{name}: window dimension {i} is {sv} but the input has only {dv}",
+                              hint=None if level == "block" else "give valid_shape=[...] that fits the input")
         if level == "tensor":
             _check_window(name, offs, valid if valid is not None else shape, t.shape)
         if level == "block":

@@ -47,6 +47,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
     from .inline_functions import InlineFunctions
     from .insert_sync import InsertSync
     from .interchange_chunk_loops import InterchangeChunkLoops
+    from .lower_groups import LowerGroupFunctions
     from .memory_reuse import MemoryReuse
     from .outline_incore_scopes import OutlineIncoreScopes
     from .run_verifier import RunVerifier
@@ -62,6 +63,7 @@ def pipeline(strategy: OptimizationStrategy = OptimizationStrategy.Default) -> l
         SplitChunkedLoops(),        # chunk=C loops inside auto_incore -> outer x inner (+ remainder)
         InterchangeChunkLoops(),    # chunk outers on top; parallel inners become InCore scopes
         RunVerifier(),              # SSA, types and use-after-def, before lowering
+        LowerGroupFunctions(),      # a Group call: one task whose cube and vector blocks run at once
         InlineFunctions(),          # calls of Opaque functions are spliced into their callers
         ScopeTensorOps(),           # tensor compute outside any InCore scope gets one (auto outlining)
         OutlineIncoreScopes(),      # InCore scopes -> InCore kernel functions + calls

@@ -493,7 +493,22 @@ _CHECKS = {
     "pto.tensor_write": _Verifier.v_write,
     "pto.tensor_dim": _Verifier.v_dim,
     "pto.submit": _Verifier.v_submit,
+    "pto.tpush": lambda v, op, in_loop: v_pipe(v, op),
+    "pto.tpop": lambda v, op, in_loop: v_pipe(v, op),
 }
+
+
+def v_pipe(v: _Verifier, op: Op) -> None:
+    """pto.tpush ins(%tile) / pto.tpop outs(%tile) {dir = "c2v" | "v2c", split, id} (a cross-core pipe)."""
+    push = op.name == "pto.tpush"
+    tiles = op.ins if push else op.outs
+    if len(tiles) != 1 or (op.outs if push else op.ins) or op.operands or op.results \
+            or not isinstance(tiles[0].type, TileBufT):
+        v.issue(op, f"{op.name} takes one tile ({'ins' if push else 'outs'}) and nothing else")
+    if op.attrs.get("dir") not in ("c2v", "v2c"):
+        v.issue(op, f"{op.name} needs dir = \"c2v\" or \"v2c\"")
+    if op.attrs.get("split", 0) not in (0, 1, 2) or not isinstance(op.attrs.get("id", 0), int):
+        v.issue(op, f"{op.name}: split is 0, 1 or 2 and id an int")
 
 
 def module_issues(module: Module, check_types: bool = False, parsed: bool = False) -> list[Issue]:

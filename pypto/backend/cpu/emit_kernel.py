@@ -125,6 +125,10 @@ class KernelEmitter(FuncEmitter):
             if fld is None:
                 raise AssemblyError(f"kernel {f.name}: bad pto.runtime_args entry {src!r}")
             self.line(f"const int64_t {self.name(a)} = args[{p}].t.{fld}[{int(axis)}];")
+        if any(op.name in ("pto.tpush", "pto.tpop") for op in _walk(f)):
+            # this block's place in its Group's pipes; leaving the kernel (any return) marks it done
+            self.line(f"glue::pipes::Block pipe_block_({self._block_arg(2, '0')}, {self._block_arg(0, '0')}, "
+                      f"{self._block_arg(1, '1')});")
         self.block(f.body)
         head = [f"static void {self.cpp_name}(const pto_arg* args, int32_t nargs, char* scratch) {{",
                 "  (void)nargs;"]
@@ -276,6 +280,25 @@ class KernelEmitter(FuncEmitter):
         # stores before the barrier must be visible to the other blocks after it
         self.line("pto::stream_fence();")
         self.line(f"pto_barrier_wait(reinterpret_cast<pto_barrier*>(static_cast<intptr_t>({self._block_arg(2, '0')})));")
+
+    def op_tpush(self, op: Op) -> None:
+        self._pipe(op, op.ins, "push", "tpush_to_aiv", "tpush_to_aic")
+
+    def op_tpop(self, op: Op) -> None:
+        self._pipe(op, op.outs, "pop", "tpop_from_aic", "tpop_from_aiv")
+
+    def _pipe(self, op: Op, tiles: list[Value], fn: str, c2v: str, v2c: str) -> None:
+        """A cross-core pipe op (glue/pto_pipes.hpp): a failure fails the run with the pipe's name."""
+        d = op.attrs.get("dir")
+        if d not in ("c2v", "v2c") or len(tiles) != 1:
+            raise AssemblyError(f"{self.where(op)}: {op.name} takes one tile and dir = \"c2v\" or \"v2c\"")
+        pid, split = int(op.attrs.get("id", 0)), int(op.attrs.get("split", 0))
+        what = json.dumps(f"pl.{c2v if d == 'c2v' else v2c} (pipe id {pid})")
+        self.line(f"if (const char* e_ = glue::pipes::{fn}(pipe_block_, glue::pipes::{d.upper()}, {pid}, {split}, "
+                  f"{self.name(tiles[0])}, {what})) {{ {self.fail_run_msg('e_')} }}")
+
+    def fail_run_msg(self, var: str) -> str:
+        return (f"kfail(\"kernel %s: %s\", {json.dumps(self.func.name)}, {var}); pto::stream_fence(); return;")
 
     def op_set_flag(self, op: Op) -> None:
         self.line("// set_flag: a kernel runs in program order on one thread")

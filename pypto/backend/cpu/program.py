@@ -64,7 +64,7 @@ def assemble(name: str, kernels: dict[str, Module], orchestration: Module | None
     layout = SpaceLayout.of(kfuncs)
     ids = {f.name: i for i, f in enumerate(kfuncs)}
     parts = ["#define PTO_STREAM_DEFER_FENCE 1  // each kernel fences its streaming stores once, at its end",
-             '#include "pto/pto.hpp"', instruction_source(), '#include "pto_glue.hpp"', "#include <atomic>",
+             '#include "pto/pto.hpp"', instruction_source(), '#include "pto_glue.hpp"', '#include "pto_pipes.hpp"', "#include <atomic>",
              "#include <cstdarg>", "",
              "namespace {", "", *_KERNEL_ERROR, ""]
     per_kernel = {}

@@ -35,7 +35,8 @@ from pypto.pto.model import (
 from .engine import Executor, FuncInfo, Signal
 from .errors import InterpError
 from .hazards import Access, HazardChecker, Instr, Ranges
-from .tasks import block_idx, block_num, syncall
+from .pipes import transfer
+from .tasks import block_idx, block_num, pipes, syncall
 from .tile_ops import execute, opdef, scratch_indices, tile_index
 from .values import Arenas, Tile, Window, make_scalar, np_dtype, strided_view, tile_nbytes, window
 
@@ -114,7 +115,8 @@ class KernelExecutor(Executor):
                   "pto.alloc_tile": self.op_alloc, "pto.set_flag": self.op_flag, "pto.wait_flag": self.op_flag,
                   "pto.pipe_barrier": self.op_barrier, "pto.get_block_idx": self.op_block_idx,
                   "pto.get_block_num": self.op_block_idx, "pto.syncall": self.op_syncall,
-                  "pto.tgetval": self.op_getval, "pto.tload": self.op_load, "pto.tstore": self.op_store})
+                  "pto.tgetval": self.op_getval, "pto.tload": self.op_load, "pto.tstore": self.op_store,
+                  "pto.tpush": self.op_pipe, "pto.tpop": self.op_pipe})
         for short in _dps_names():
             h.setdefault(f"pto.{short}", self.op_dps)
         h.update({"pto.tmgather": self.op_mgather, "pto.tmscatter": self.op_mscatter,
@@ -192,6 +194,25 @@ class KernelExecutor(Executor):
         if self.checker is not None:
             self.checker.barrier("ALL")
         syncall()
+
+    def op_pipe(self, op: Op) -> None:
+        """pto.tpush / pto.tpop: a cross-core pipe of the Group's grid (pipes.py)."""
+        push = op.name == "pto.tpush"
+        vals = op.ins if push else op.outs
+        t = self.get(vals[0]) if len(vals) == 1 else None
+        if not isinstance(t, Tile):
+            raise InterpError(f"{op.name} takes one tile ({'ins' if push else 'outs'})")
+        d = op.attrs.get("dir")
+        if d not in ("c2v", "v2c"):
+            raise InterpError(f"{op.name}: dir must be \"c2v\" or \"v2c\", got {d!r}")
+        name = ("tpush_to_aiv" if d == "c2v" else "tpush_to_aic") if push else \
+            ("tpop_from_aic" if d == "c2v" else "tpop_from_aiv")
+        if push:  # (the ring is in GM: a push drains like a store, FIX from Acc)
+            self.issue(op, "FIX" if t.loc == "acc" else "MTE3", [_tile_acc(t)], [])
+        else:
+            self.issue(op, "MTE2", [], [_tile_acc(t)])
+        transfer(pipes(), block_idx(), block_num(), f"pl.{name}", d, int(op.attrs.get("id", 0)),
+                 int(op.attrs.get("split", 0)), t, push)
 
     def op_block_idx(self, op: Op) -> None:
         t = op.results[0].type if len(op.results) == 1 else None

@@ -18,6 +18,7 @@ from pypto.pto.model import Op
 from pypto.pto.syntax import JOIN_KERNEL, TASK_DIRS
 
 from .errors import InterpError
+from .pipes import Pipes
 
 _CMP = {"eq": operator.eq, "ne": operator.ne, "gt": operator.gt, "lt": operator.lt, "ge": operator.ge,
         "le": operator.le}
@@ -84,6 +85,7 @@ def run_task(ex, op: Op, run_one) -> None:
             _run_block(run_one, b, n, None)
         return
     bar = threading.Barrier(n)
+    bar.pipes = Pipes(n)  # the grid's cross-core pipes (a Group call: pipes.py)
     errors: list[BaseException] = []
 
     def body(b: int) -> None:
@@ -100,16 +102,27 @@ def run_task(ex, op: Op, run_one) -> None:
     for th in threads:
         th.join()
     if errors:
-        real = [e for e in errors if not (isinstance(e, InterpError) and "did not all arrive" in str(e))]
+        real = [e for e in errors if not (isinstance(e, InterpError) and "did not all arrive" in str(e))
+                and not getattr(e, "secondary", False)]
         raise (real or errors)[0]
 
 
 def _run_block(run_one, b: int, n: int, bar) -> None:
     _block.idx, _block.num, _block.barrier = b, n, bar
+    ok = False
     try:
         run_one()
+        ok = True
     finally:
         _block.idx, _block.num, _block.barrier = 0, 1, None
+        if bar is not None:
+            bar.pipes.done(failed=not ok)  # a pop waiting on this block must not wait forever
+
+
+def pipes() -> Pipes | None:
+    """The cross-core pipes of the executing block's grid (None outside a grid that runs at once)."""
+    bar = getattr(_block, "barrier", None)
+    return getattr(bar, "pipes", None)
 
 
 def fill(a: np.ndarray, init) -> np.ndarray:
@@ -118,4 +131,4 @@ def fill(a: np.ndarray, init) -> np.ndarray:
     return a
 
 
-__all__ = ["block_idx", "block_num", "run_task", "split_operands", "syncall"]
+__all__ = ["block_idx", "block_num", "pipes", "run_task", "split_operands", "syncall"]

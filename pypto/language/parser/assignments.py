@@ -79,7 +79,11 @@ class AssignmentParser(ExprParser):
         if isinstance(t, MemRefType):
             self.memref_def(node)
             return
-        value = self.eval(node.value)
+        self.annotated_type = t  # (a pl.tpop_* takes its tile type from the annotation: parser/pipes.py)
+        try:
+            value = self.eval(node.value)
+        finally:
+            self.annotated_type = None
         if isinstance(ann, TileAnn) and ann.memory_space is None and ann.memref is None \
                 and isinstance(t, TileType) and isinstance(getattr(value, "type", None), TileType):
             # `pl.Tile[[M, N], dt]` names no memory space: the value's space fills the gap

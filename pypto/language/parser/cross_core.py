@@ -9,8 +9,8 @@ runs a kernel's code in order on one thread, so (docs/pl_ops.md §3.8):
   `import_peer_buffer` give address 0); `pl.AUTO` is -1;
 - `available_cluster_count()` / `available_aiv_count()` are the a2a3 device's 24 / 48 (the
   launch width a syncall kernel asks for; spmd blocks run on the CPU's workers whatever the width);
-- a hand-written `tpush_*` / `tpop_*` is refused: the two halves of one kernel would have to run at
-  the same time (a pop waits for the peer's push), which this backend does not do yet;
+- a hand-written `tpush_*` / `tpop_*` is a pipe op (parser/pipes.py, ops/cross_core.py): the AIC and
+  AIV functions of a `pl.FunctionType.Group` run at the same time and the pops wait (pypto/ir/groups.py);
 - `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.X):` parses its body once per vector lane
   (aiv_id 0, then 1), in order; `pl.aiv_shard(x)` is this lane's half of x (UP_DOWN: rows,
   LEFT_RIGHT: columns, NONE: all of it) and `pl.aic_gather(v)` re-joins the two lanes' halves
@@ -26,21 +26,23 @@ from typing import Any
 from pypto.ir.dtype import DataType
 from pypto.ir.expr import ConstInt, Expr, Var
 from pypto.ir.stmt import AssignStmt
-from pypto.ir.types import TileType
+from pypto.ir.types import TensorType, TileType
 from pypto.ops import lookup_dsl
 
 from ..dsl import DslHelper
-from ..errors import InvalidOperationError, ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from ..errors import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from ..placement import SplitMode
 from .context import Binding
 
 AUTO = -1
 CLUSTERS, AIVS = 24, 48  # the a2a3 (910B) device: 24 clusters of 1 AIC + 2 AIV
 
+# (the consumer buffers' public keywords are c2v_consumer_buf / v2c_consumer_buf; c2v_buf / v2c_buf too)
+_PIPE_SETUP = {"c2v_consumer_buf", "v2c_consumer_buf", "c2v_buf", "v2c_buf", "dir_mask", "slot_size", "slot_num",
+               "local_slot_num", "id"}
 _NOOPS = {  # name -> accepted keywords (positional arguments are accepted as the public signatures say)
     "tfree_to_aic": {"split", "id"}, "tfree_to_aiv": {"split", "id"},
-    "aic_initialize_pipe": {"c2v_buf", "v2c_buf", "dir_mask", "slot_size", "slot_num", "local_slot_num", "id"},
-    "aiv_initialize_pipe": {"c2v_buf", "v2c_buf", "dir_mask", "slot_size", "slot_num", "local_slot_num", "id"},
+    "aic_initialize_pipe": _PIPE_SETUP, "aiv_initialize_pipe": _PIPE_SETUP,
     "sync_set": {"event_id", "pipe", "ffts_mode", "core_type"}, "sync_wait": {"event_id", "pipe", "core_type"},
     "set_ffts": {"workspace"}, "fence": set(), "cacheinvalid": {"tensor", "shapes", "offsets"},
 }
@@ -59,14 +61,11 @@ SYSTEM_NAMES = ("sync_set", "sync_wait", "set_ffts", "fence", "cacheinvalid", "a
                 "available_aiv_count")
 
 
-class PipeNotSupported(UnsupportedFeatureError, NotImplementedError):
-    """A hand-written tpush / tpop: refused with the source line (also a NotImplementedError)."""
-
-
 @dataclass
 class _Lane:
     mode: SplitMode
     lane: int
+    extent: int | None = None  # the split axis's extent of the region's last aiv_shard
     gathered: dict = field(default_factory=dict)  # aic_gather call site -> lane 0's value
 
 
@@ -79,11 +78,9 @@ class CrossCoreParser:
         sp = self.span(node)
         name = h.name
         if name in _PIPES:
-            raise PipeNotSupported(
-                f"pl.{name}: a hand-written cube/vector pipe needs the kernel's AIC and AIV "
-                "halves to run at the same time (a pop waits for the peer's push); the CPU backend runs a kernel "
-                "on one thread, so explicit tpush/tpop is not supported. Write the exchange as a tile value "
-                "(pl.split_aiv with pl.aiv_shard / pl.aic_gather, or one kernel).", sp)
+            from .pipes import pipe_call
+
+            return pipe_call(self, name, node)
         if name in ("aiv_shard", "aic_gather"):
             return self._split_value(name, node)
         args, kwargs, _ = self.call_args(node)
@@ -148,21 +145,30 @@ class CrossCoreParser:
         if len(args) != 1 or kwargs:
             raise ParserSyntaxError(f"pl.{name} takes one tile", sp)
         x = args[0]
-        if not isinstance(x, Expr) or not isinstance(x.type, TileType) or x.type.rank != 2:
-            raise ParserTypeError(f"pl.{name} takes a 2-D tile, got {self.describe(x)}", sp)
+        if not isinstance(x, Expr) or not isinstance(x.type, (TileType, TensorType)) or x.type.rank != 2:
+            raise ParserTypeError(f"pl.{name} takes a 2-D tile or tensor, got {self.describe(x)}", sp)
+        tensor = isinstance(x.type, TensorType)
+        ns = "pl.tensor" if tensor else "pl.block"
         rows, cols = x.type.shape
+        up = state.mode is SplitMode.UP_DOWN
         if name == "aiv_shard":
             if state.mode is SplitMode.NONE:
                 return x
-            up = state.mode is SplitMode.UP_DOWN
             n = rows if up else cols
-            if not isinstance(n, ConstInt) or n.value % 2:
+            if not isinstance(n, ConstInt) or (n.value % 2 and not tensor):
                 raise ParserTypeError(f"pl.aiv_shard: the split dim ({'rows' if up else 'columns'}) must be a static "
-                                      f"even number, got {n!r}", sp)
-            half = n.value // 2
+                                      f"{'' if tensor else 'even '}number, got {n!r}", sp)
+            # an odd extent (tensors): lane 0 holds the ceil half, lane 1 the floor half (pto-isa's _ODD
+            # split codes); both lanes' windows are the ceil half, lane 1's valid part one shorter
+            half = (n.value + 1) // 2
+            mine = half if state.lane == 0 else n.value - half
+            state.extent = n.value
             shape = [half, cols] if up else [rows, half]
             off = [state.lane * half, 0] if up else [0, state.lane * half]
-            return self.call_entry("pl.tile.slice", lookup_dsl("pl.block", "slice"), [x, shape, off], {}, sp, None)
+            call = [x, shape, off]
+            if mine != half:
+                call.append([mine, cols] if up else [rows, mine])
+            return self.call_entry(f"{ns}.slice", lookup_dsl(ns, "slice"), call, {}, sp, None)
         # aic_gather
         if state.mode is SplitMode.NONE:
             return x
@@ -176,12 +182,27 @@ class CrossCoreParser:
             state.gathered[key] = first = keep
         else:
             first = state.gathered.pop(key)
-        cat = lookup_dsl("pl.block", "concat")
+        second = x
+        ext = getattr(state, "extent", None)
+        n = rows if up else cols
+        if tensor and ext is not None and ext % 2 and isinstance(n, ConstInt) and n.value == (ext + 1) // 2:
+            # the odd split of this region: lane 1's part is one shorter than its window
+            m = ext - n.value
+            second = self.call_entry(f"{ns}.slice", lookup_dsl(ns, "slice"),
+                                     [x, [m, cols] if up else [rows, m], [0, 0]], {}, sp, None)
+        cat = lookup_dsl(ns, "concat")
         if state.mode is SplitMode.LEFT_RIGHT:
-            return self.call_entry("pl.tile.concat", cat, [first, x], {}, sp, None)
-        tv = lookup_dsl("pl.block", "transpose_view")  # rows joined: concat of the transposes, transposed back
+            return self.call_entry(f"{ns}.concat", cat, [first, second], {}, sp, None)
+        if tensor:  # rows joined: concat of the transposes, transposed back
+            tr = lookup_dsl(ns, "transpose")
+            t_kw = {"axis1": 0, "axis2": 1}
+            a = self.call_entry(f"{ns}.transpose", tr, [first], t_kw, sp, None)
+            b = self.call_entry(f"{ns}.transpose", tr, [second], t_kw, sp, None)
+            return self.call_entry(f"{ns}.transpose", tr, [self.call_entry(f"{ns}.concat", cat, [a, b], {}, sp, None)],
+                                   t_kw, sp, None)
+        tv = lookup_dsl("pl.block", "transpose_view")
         a = self.call_entry("pl.tile.transpose_view", tv, [first], {}, sp, None)
-        b = self.call_entry("pl.tile.transpose_view", tv, [x], {}, sp, None)
+        b = self.call_entry("pl.tile.transpose_view", tv, [second], {}, sp, None)
         return self.call_entry("pl.tile.transpose_view", tv,
                                [self.call_entry("pl.tile.concat", cat, [a, b], {}, sp, None)], {}, sp, None)
 

@@ -312,7 +312,8 @@ class ExprParser(OpCaller):
                 return self.shaped_subscript(base, node)
             raise ParserTypeError(f"cannot index {self.describe(base)}", sp)
         idx = self.eval(node.slice)
-        is_annotation = base in (ann.Tensor, ann.Tile, ann.Scalar, ann.Out, ann.InOut, ann.Tuple)
+        is_annotation = base in (ann.Tensor, ann.Tile, ann.Scalar, ann.Out, ann.InOut, ann.Tuple) or \
+            isinstance(base, ann.MemRefDecl)  # pl.MemRef(slots=2)[i % 2]: a slot picked at run time
         if not is_annotation and (isinstance(idx, Expr) or (isinstance(idx, tuple)
                                                              and any(isinstance(i, Expr) for i in idx))):
             raise ParserTypeError("cannot index a Python value with an IR value", sp)

@@ -74,7 +74,8 @@ def pipe_of(call: Call) -> PipeType | None:
     if not isinstance(call.op, Op):
         return None
     op = call.op
-    if op is block_ops.store:
+    if op is block_ops.store or op is block_ops.tpush_to_aiv or op is block_ops.tpush_to_aic:
+        # (a cross-core push writes the pipe's ring in GM, as a store does: docs/cross_core.md)
         return PipeType.FIX if _space(call.args[0]) is MemorySpace.Acc else PipeType.MTE3
     if op is block_ops.move:
         src, dst = _space(call.args[0]), call.kwarg("target_memory")

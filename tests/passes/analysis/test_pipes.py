@@ -75,6 +75,12 @@ def test_store_from_acc_runs_on_fix():
     assert pipe_of(call("block.store", tile(ACC), tup(0, 0), c)) is P.FIX
 
 
+def test_a_cross_core_push_drains_like_a_store():
+    for name in ("block.tpush_to_aiv", "block.tpush_to_aic"):
+        assert pipe_of(call(name, tile(VEC), split=0, id=0)) is P.MTE3
+        assert pipe_of(call(name, tile(ACC), split=0, id=0)) is P.FIX
+
+
 def test_other_ops_use_the_registry_pipe():
     a = tensor()
     assert pipe_of(call("block.load", a, tup(0, 0), tup(64, 64), tup(64, 64))) is P.MTE2
@@ -87,7 +93,8 @@ def test_other_ops_use_the_registry_pipe():
     assert pipe_of(call("block.alloc", memory_space=VEC, addr=-1, size=64, id=0)) is None
     for name, op in OPS.items():  # every block op with a registry pipe keeps it, but the ops that write DDR
         if op.level is Level.BLOCK and op.pipe is not None and name not in ("block.store", "block.move",
-                                                                               "block.mscatter"):
+                                                                               "block.mscatter", "block.tpush_to_aiv",
+                                                                               "block.tpush_to_aic"):
             assert op.pipe in (P.V, P.M, P.S, P.MTE2), name
 
 
