@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from pypto.errors import InvalidType
 from pypto.ir.span import Span
 
 from .errors import ParserError
@@ -25,7 +26,7 @@ class ExternalSourceError(ParserError, NotImplementedError):
 def refuse_external_source(fn: Any, source: Any) -> None:
     path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if path is None:
-        raise TypeError(f"pl.function external_source= takes a path to a .cpp file, got {source!r}")
+        raise InvalidType(f"pl.function external_source= takes a path to a .cpp file, got {source!r}")
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
