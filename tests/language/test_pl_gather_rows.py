@@ -246,7 +246,7 @@ def test_tensor_view_layout_becomes_the_tensor_layout_and_is_checked():
     assert pl.Tensor[[8, 16], pl.FP16, pl.TensorView()].layout is pl.TensorLayout.ND
     with pytest.raises(AnnotationError, match="layout is required"):
         pl.TensorView(valid_shape=[8, 4])
-    with pytest.raises(AnnotationError, match="stride has 3 entries, the tensor rank 2"):
+    with pytest.raises(AnnotationError, match="stride has 3 dims, the tensor 2"):
         _ = pl.Tensor[[8, 16], pl.FP16, pl.TensorView(stride=[1, 1, 1], layout=pl.TensorLayout.ND)]
 
 
