@@ -14,6 +14,7 @@ Output directory layout:
     orchestration/<entry>.pto                        the task program
     report/memory.json                               buffers per kernel and memory space
     signature.json                                   the entry's parameters and results (calling)
+    kernel_config.py                                 the kernels (name, source, aic / aiv) and the task program
     lowered.py                                       the IR after the passes, as `pl` source
     native/<program>.cpp                             generated C++ (CPU target)
     compile_report.json                              timings per stage

@@ -150,7 +150,7 @@ def store(key: str, out: Path, entry_name: str, native: Any) -> None:
         for sub in ("kernels", "orchestration", "report", "native"):
             if (out / sub).is_dir():
                 shutil.copytree(out / sub, tmp / sub)
-        for f in ("signature.json", "lowered.py", "compile_report.json"):
+        for f in ("signature.json", "kernel_config.py", "lowered.py", "compile_report.json"):
             if (out / f).exists():
                 shutil.copy2(out / f, tmp / f)
         atomic_write(tmp / "native.json", json.dumps({"entry": entry_name, "so": str(so), "sha": file_sha(Path(so)),

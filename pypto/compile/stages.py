@@ -126,9 +126,35 @@ def write(req: Request, lowered: Lowered, gen: Generated, staged: Path) -> Writt
         if req.level in (VerificationLevel.ALL, VerificationLevel.ROUNDTRIP):
             _check_pto_roundtrip(path, text)
     _write(staged / "signature.json", gen.signature.to_json())
+    _write(staged / "kernel_config.py", kernel_config(gen))
     lowered_text = python_print(lowered.program)
     _write(staged / "lowered.py", lowered_text)
     return Written(gen.entry, gen.pto, gen.signature, lowered_text, time.perf_counter() - t0)
+
+
+_CUBE_SPACES = ("loc=left", "loc=right", "loc=acc")
+
+
+def kernel_config(gen: Generated) -> str:
+    """`kernel_config.py`: the kernels and the task program of the output directory, in the public
+    project's file of that name (KERNELS with func_id / name / source / core_type, ORCHESTRATION,
+    RUNTIME_CONFIG), for tools that read it. A kernel holding Left / Right / Acc tiles is a cube
+    ("aic") kernel, as the public orchestration decides; the CPU runs both kinds on every worker."""
+    kernels = []
+    for i, name in enumerate(sorted(gen.kernels)):
+        rel = f"kernels/{safe_stem(name)}.pto"
+        text = gen.pto.get(rel, "")
+        core = "aic" if any(sp in text for sp in _CUBE_SPACES) else "aiv"
+        kernels.append({"func_id": i, "name": name, "source": rel, "core_type": core})
+    orch = None
+    if gen.orchestration is not None:
+        orch = {"name": gen.entry, "source": f"orchestration/{safe_stem(gen.entry)}.pto"}
+    lines = ['"""The kernels of this output directory (written by pypto.ir.compile)."""', "",
+             f"RUNTIME_CONFIG = {json.dumps({'runtime': 'pypto-mpmd'})}", "",
+             f"ORCHESTRATION = {json.dumps(orch)}".replace("null", "None"), "", "KERNELS = ["]
+    lines += [f"    {json.dumps(k)}," for k in kernels]
+    lines += ["]", ""]
+    return "\n".join(lines)
 
 
 def build(req: Request, written: Written, staged: Path) -> Built:

@@ -329,7 +329,8 @@ class Printer:
 
     def scope_head(self, s: ScopeStmt) -> str:
         fn = "incore" if s.kind is ScopeKind.InCore else "auto_incore"
-        return f"with {self.q(fn)}():"
+        hint = f"name_hint={s.name_hint!r}" if s.name_hint else ""
+        return f"with {self.q(fn)}({hint}):"
 
     def if_stmt(self, s: IfStmt, ind: int) -> None:
         self.emit(ind, self.if_head(s))

@@ -98,10 +98,12 @@ class WhileStmt(Stmt):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ScopeStmt(Stmt):
-    """A region (`with pl.incore():`, `with pl.auto_incore():`)."""
+    """A region (`with pl.incore():`, `with pl.auto_incore():`); `name_hint` (from `pl.at(...,
+    name_hint="...")`) names the kernel the region is outlined to."""
 
     kind: ScopeKind
     body: Stmt
+    name_hint: str = ""
 
 
 @dataclass(frozen=True, slots=True, eq=False)

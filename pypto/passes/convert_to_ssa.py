@@ -210,7 +210,7 @@ class _Builder:
         if isinstance(s, (ReturnStmt, YieldStmt)):
             return [type(s)(tuple(self.rn(v, s.span) for v in s.values), span=s.span)]
         if isinstance(s, ScopeStmt):
-            return [ScopeStmt(s.kind, make_body(self.block(s.body)), span=s.span)]
+            return [ScopeStmt(s.kind, make_body(self.block(s.body)), s.name_hint, span=s.span)]
         if isinstance(s, SeqStmts):
             return self.block(s)
         if isinstance(s, IfStmt):

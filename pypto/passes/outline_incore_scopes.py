@@ -115,7 +115,7 @@ class _Outliner(IRMutator):
         if s.kind is not ScopeKind.InCore:
             return self.generic_visit(s)
         body = _merge_nested(stmt_list(s.body))
-        name = unique_name(f"{self.fn.name}_incore_{self.count}", self.taken)
+        name = unique_name(s.name_hint or f"{self.fn.name}_incore_{self.count}", self.taken)
         self.count += 1
         kernel, args, results = _outline(name, body, self.uses, s, self.valid_views)
         self.kernels.append(kernel)

@@ -396,7 +396,7 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser, ArrayPars
         if len(node.items) != 1:
             raise ParserSyntaxError("use exactly one context: `with pl.at(level=...):`", sp)
         ce = node.items[0].context_expr
-        kind = None
+        kind, hint = None, ""
         if isinstance(ce, ast.Call):
             callee = self.eval(ce.func)
             if isinstance(callee, DslHelper) and callee.name in TASK_WITH:
@@ -406,8 +406,9 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser, ArrayPars
             raise ParserSyntaxError("only `with pl.at(...) as tid:` and `with pl.spmd(...) as tid:` bind a name", sp)
         if isinstance(ce, ast.Call):
             if isinstance(callee, DslHelper) and callee.name in ("incore", "auto_incore") and not ce.args \
-                    and not ce.keywords:
+                    and all(k.arg == "name_hint" for k in ce.keywords):
                 kind = ScopeKind.InCore if callee.name == "incore" else ScopeKind.AutoInCore
+                hint = self._name_hint({k.arg: self.eval(k.value) for k in ce.keywords}, ce)
         if kind is None:
             raise ParserSyntaxError("only `with pl.at(level=...):`, `with pl.incore():` and `with pl.auto_incore():` "
                                     "are supported", self.span(ce))
@@ -416,7 +417,15 @@ class ControlFlowParser(AssignmentParser, TaskParser, CrossCoreParser, ArrayPars
             body = self.parse_block(node.body)
         finally:
             self.scopes.pop()
-        self.emit(ScopeStmt(kind, seq(body), span=sp))
+        self.emit(ScopeStmt(kind, seq(body), hint, span=sp))
+
+    def _name_hint(self, kwargs: dict, ce: ast.Call) -> str:
+        """`name_hint=` of a region: a string naming the kernel it is outlined to."""
+        hint = kwargs.get("name_hint") or ""
+        if not isinstance(hint, str) or (hint and not hint.isidentifier()):
+            raise ParserSyntaxError(f"name_hint must be a string that is a valid identifier, got {hint!r}",
+                                    self.span(ce))
+        return hint
 
 
 __all__ = ["ControlFlowParser"]

@@ -69,11 +69,12 @@ class TaskParser:
             except (TypeError, ValueError) as e:
                 raise ParserSyntaxError(f"pl.at: {e}", self.span(ce)) from None
             plain = tgt is None and not any(kwargs.get(k) for k in ("deps", "no_dep_args", "predicate"))
+            hint = self._name_hint(kwargs, ce)
             if plain:  # an ordinary region: one kernel, ordered by the data it touches (no task bracket)
-                self.emit(ScopeStmt(ScopeKind.InCore, seq(self._scoped_body(node.body)), span=sp))
+                self.emit(ScopeStmt(ScopeKind.InCore, seq(self._scoped_body(node.body)), hint, span=sp))
                 return
             self._begin(kwargs, ce, sp)
-            self.emit(ScopeStmt(ScopeKind.InCore, seq(self._scoped_body(node.body)), span=sp))
+            self.emit(ScopeStmt(ScopeKind.InCore, seq(self._scoped_body(node.body)), hint, span=sp))
             self._end(tgt, sp, node)
             return
         # spmd
