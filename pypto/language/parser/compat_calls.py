@@ -282,19 +282,29 @@ def _drop_tmp(position: int):
 
 # ---- keywords valid on one path only -----------------------------------------------------------
 
-_TENSOR_ONLY_MATMUL = ("out_dtype", "a_trans", "b_trans", "c_matrix_nz")
+_TENSOR_ONLY_MATMUL = ("a_trans", "b_trans", "c_matrix_nz")
 
 
 def _matmul(c, entry, args, kwargs, sp):
     if not _is_tile(args[0] if args else kwargs.get("lhs")):
         return entry, args, kwargs
+    out_dtype = python_value(kwargs.pop("out_dtype", None))
     extra = [k for k in _TENSOR_ONLY_MATMUL if k in kwargs]
     if extra and not compat.legacy():
         raise PathKeywordError(f"matmul on tiles does not take {', '.join(extra)} (tensor-only keywords)", sp,
                               hint="transpose a tile operand with pl.tile.transpose_view / a transposed load")
     for k in extra:  # March: the tile path ignored them
         kwargs.pop(k)
-    return entry, args, kwargs
+    _operands_to_mat(c, args, 0, sp)
+    if out_dtype is None:
+        return entry, args, kwargs
+    # out_dtype on tiles names the accumulator's dtype; another dtype is the product, then a cast
+    acc = c.build_op(block_ops.matmul, list(args), dict(kwargs), sp)
+    if out_dtype is _t(acc).dtype:
+        raise _Adapted(acc)
+    if not isinstance(out_dtype, DataType):
+        raise ParserTypeError(f"matmul: out_dtype must be a dtype such as pl.FP32, got {out_dtype!r}", sp)
+    raise _Adapted(c.build_op(block_ops.cast, [acc], {"target_type": out_dtype}, sp))
 
 
 def _precision(c, entry, args, kwargs, sp, short: str):
@@ -309,7 +319,26 @@ def _precision(c, entry, args, kwargs, sp, short: str):
     return entry, args, kwargs
 
 
+_COMPUTED_SPACES = (MemorySpace.Vec, MemorySpace.Acc)
+
+
+def _operands_to_mat(c, args: list, first: int, sp: Span) -> None:
+    """A matmul operand computed on chip (a Vec tile, or an Acc result) is staged through Mat (L1),
+    where the device's FIXPIPE writeback puts a result that feeds the next matmul."""
+    for i in range(first, min(first + 2, len(args))):
+        t = _t(args[i])
+        if isinstance(t, TileType) and t.space in _COMPUTED_SPACES:
+            args[i] = c.build_op(block_ops.move, [args[i]], {"target_memory": MemorySpace.Mat}, sp)
+
+
+def _matmul_bias(c, entry, args, kwargs, sp):
+    _operands_to_mat(c, args, 0, sp)
+    return entry, args, kwargs
+
+
 def _matmul_acc(c, entry, args, kwargs, sp):
+    if args and _is_tile(args[0]):
+        _operands_to_mat(c, args, 1, sp)
     init = kwargs.pop("init_cond", None)
     if init is None:
         return entry, args, kwargs
@@ -405,7 +434,7 @@ def _lookup(ns: str, name: str) -> OpDef | Dispatch:
 _HANDLERS = {
     "load": _load, "store": _store, "l0c_store": _store, "assemble": _assemble, "slice": _slice,
     "sel": _sel, "sels": _sels, "rem": _drop_tmp(2), "rems": _drop_tmp(2), "row_expand_add": _drop_tmp(2),
-    "matmul": _matmul, "matmul_acc": _matmul_acc,
+    "matmul": _matmul, "matmul_acc": _matmul_acc, "matmul_bias": _matmul_bias,
     "rsqrt": lambda *a: _precision(*a, "rsqrt"), "log": lambda *a: _precision(*a, "log"),
     "recip": lambda *a: _precision(*a, "recip"), "div": lambda *a: _precision(*a, "div"),
     "create_tensor": _create_tensor, "create": _create_tensor, "vec_move": _vec_move,
