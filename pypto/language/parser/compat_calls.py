@@ -336,9 +336,43 @@ def _matmul_bias(c, entry, args, kwargs, sp):
     return entry, args, kwargs
 
 
+def _window_of(c, v: Any) -> tuple[E.Var, E.Expr] | None:
+    """(parent, offset) when tile `v` was last assigned a window of a named Acc tile."""
+    if not isinstance(v, E.Var):
+        return None
+    for block in reversed(c.blocks):
+        for st in reversed(block):
+            if getattr(st, "var", None) is v:
+                val = st.value
+                if not (isinstance(val, E.Call) and val.op_name == "block.view"):
+                    return None
+                parent = val.args[0]
+                b = c.scopes.lookup(getattr(parent, "name", ""))
+                if (isinstance(parent, E.Var) and _t(parent).space is MemorySpace.Acc and b is not None
+                        and b.value is parent):
+                    return parent, val.args[2]
+                return None
+    return None
+
+
 def _matmul_acc(c, entry, args, kwargs, sp):
     if args and _is_tile(args[0]):
         _operands_to_mat(c, args, 1, sp)
+        win = None if getattr(c, "_in_window_acc", False) else _window_of(c, args[0])
+        if win is not None:  # the MAD writes a window of its Acc tile in place: write it back
+            c._in_window_acc = True  # the init_cond form re-enters for its accumulate branch
+            try:
+                _, args, kwargs = _matmul_acc_plain(c, entry, args, kwargs, sp)
+                value = c.build_op(block_ops.matmul_acc, args, kwargs, sp)
+            except _Adapted as done:
+                value = done.value
+            finally:
+                c._in_window_acc = False
+            raise _Adapted(_write_back(c, win, value, sp))
+    return _matmul_acc_plain(c, entry, args, kwargs, sp)
+
+
+def _matmul_acc_plain(c, entry, args, kwargs, sp):
     init = kwargs.pop("init_cond", None)
     if init is None:
         return entry, args, kwargs
@@ -354,6 +388,19 @@ def _matmul_acc(c, entry, args, kwargs, sp):
     if not init:
         return entry, args, kwargs
     raise _Adapted(_matmul_init(c, args, kwargs, sp))  # acc = lhs @ rhs, overwritten
+
+
+def _write_back(c, win: tuple, value: E.Expr, sp: Span) -> E.Var:
+    """`r = matmul_acc(window, ...)`, then `parent = assemble(parent, r, offset)`: a window of an Acc tile
+    is a view on the device (the MAD's destination), a copy here."""
+    from pypto.ir.stmt import AssignStmt
+
+    parent, offset = win
+    r = E.Var("window_acc", value.type, span=sp)
+    c.emit(AssignStmt(r, value, span=sp))
+    whole = c.build_op(block_ops.assemble, [parent, r, offset], {}, sp)
+    c.emit(AssignStmt(c.bind_var(parent.name, whole.type, sp), whole, span=sp))
+    return r
 
 
 def _matmul_init(c, args: list, kwargs: dict, sp: Span) -> Any:
