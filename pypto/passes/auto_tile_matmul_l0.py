@@ -83,6 +83,7 @@ class _Kernel:
         self.uses: dict[Var, int] = {}
         self.n = 0
         self.bypassed: set[Var] = set()  # whole Left / Right moves the tiled code no longer reads
+        self.later: dict[Var, Var | None] = {}  # statements a Mat-scratch grid replaced: dropped / renamed
 
     def rewrite(self) -> Function:
         _collect(self.fn.body, self.defs, self.uses)
@@ -103,6 +104,13 @@ class _Kernel:
         i = 0
         while i < len(stmts):
             s = stmts[i]
+            if isinstance(s, AssignStmt) and s.var in self.later:
+                rep = self.later[s.var]
+                if rep is not None:
+                    out.append(AssignStmt(s.var, rep, span=s.span))
+                changed = True
+                i += 1
+                continue
             new = self.nested(s)
             if new is s and isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op_name in _MATMULS:
                 nxt = stmts[i + 1] if i + 1 < len(stmts) else None
@@ -171,6 +179,10 @@ class _Kernel:
                 return None, False  # already L0-sized and in L0
             return self.whole(s, a, b, acc, bias, name), False
         store = self.sole_store(s.var, nxt)
+        scratch = self.scratch_use(s.var) if store is None and acc is None else None
+        if (choice.m, choice.n) != (M, N) and scratch is not None:
+            self.bypassed |= {x for x, src in ((a, a_src), (b, b_src)) if x is not src}
+            return self.emit_scratch(s, scratch, choice, a_src, b_src, bias, (M, K, N)), False
         if (choice.m, choice.n) != (M, N) and (store is None or acc is not None):
             # an M / N grid needs a store to place its tiles; otherwise split K only, if that fits
             choice = self.k_only(M, K, N, a, b, s)
@@ -178,6 +190,42 @@ class _Kernel:
                 return (self.whole(s, a, b, acc, bias, name), False) if in_mat else (None, False)
         self.bypassed |= {x for x, src in ((a, a_src), (b, b_src)) if x is not src}
         return self.emit(s, store, choice, a_src, b_src, acc, bias, (M, K, N))
+
+    def scratch_use(self, v: Var) -> tuple[Var, Call, Var] | None:
+        """(cast var, cast call, Mat var) when the result's one use is a cast whose one use is a move into
+        Mat: the device writes each output tile, downcast by FIXPIPE, into an L1 scratch tile."""
+        uses = [(w, d) for w, d in self.defs.items() if isinstance(d, Call) and any(x is v for x in d.args)]
+        if self.uses.get(v, 0) != 1 or len(uses) != 1 or uses[0][1].op_name != "block.cast":
+            return None
+        cv, cast = uses[0]
+        moves = [(w, d) for w, d in self.defs.items() if isinstance(d, Call) and any(x is cv for x in d.args)]
+        if self.uses.get(cv, 0) != 1 or len(moves) != 1 or moves[0][1].op_name != "block.move" \
+                or moves[0][1].kwarg("target_memory") is not Mat or moves[0][1].kwarg("transpose"):
+            return None
+        return cv, cast, moves[0][0]
+
+    def emit_scratch(self, s: AssignStmt, scratch: tuple[Var, Call, Var], ch: L0TileResult, a: Var, b: Var,
+                     bias, mkn: tuple[int, int, int]) -> list[Stmt]:
+        """The M / N grid of a result kept on chip: each output tile is cast and inserted into a Mat tile
+        (the later cast and move statements are dropped; the Mat variable becomes the scratch)."""
+        cv, cast, mv = scratch
+        M, _, N = mkn
+        span = s.span
+        out: list[Stmt] = []
+        buf = self.let(out, "scratch", self.call("block.create_tile", [[M, N]],
+                                                 {"dtype": cast.type.dtype, "target_memory": Mat}, span), span)
+        for i in range(0, M, ch.m):
+            for j in range(0, N, ch.n):
+                h, w = min(ch.m, M - i), min(ch.n, N - j)
+                body, _ = self.emit(s, None, L0TileResult(m=h, n=w, k=ch.k), a, b, None, bias, mkn, window=(i, j))
+                last = body.pop()  # `s.var = <the tile's last K step>`: a tile-sized variable instead
+                out.extend(body)
+                tile = self.let(out, s.var.name, last.value, span)
+                part = self.let(out, "part", self.call("block.cast", [tile], dict(cast.kwargs), span), span)
+                buf = self.let(out, "scratch", self.call("block.assemble", [buf, part, [i, j]], {}, span), span)
+        self.later[cv] = None
+        self.later[mv] = buf
+        return out
 
     def k_only(self, M, K, N, a, b, s) -> L0TileResult | None:
         cap = self.target.capacity(Acc) // s.var.type.dtype.itemsize
@@ -224,12 +272,14 @@ class _Kernel:
         return out
 
     def emit(self, s: AssignStmt, store: Stmt | None, ch: L0TileResult, a: Var, b: Var, acc, bias,
-             mkn: tuple[int, int, int]) -> tuple[list[Stmt], bool]:
+             mkn: tuple[int, int, int], window: tuple[int, int] | None = None) -> tuple[list[Stmt], bool]:
         M, K, N = mkn
         span = s.span
         out: list[Stmt] = []
         rows = [(i, min(ch.m, M - i)) for i in range(0, M, ch.m)]
         cols = [(j, min(ch.n, N - j)) for j in range(0, N, ch.n)]
+        if window is not None:  # one output tile [ch.m, ch.n] at `window`
+            rows, cols = [(window[0], ch.m)], [(window[1], ch.n)]
         kbs = [(k0, min(ch.k, K - k0)) for k0 in range(0, K, ch.k)]
         a_cache: dict[tuple, Var] = {}
         b_cache: dict[tuple, Var] = {}

@@ -50,7 +50,7 @@ def _bf16(rng, shape, scale=1.0):
 
 
 @pytest.mark.native
-@pytest.mark.parametrize("m,k,h,n", [(64, 64, 64, 64), (128, 64, 128, 64)])
+@pytest.mark.parametrize("m,k,h,n", [(64, 64, 64, 64), (128, 64, 128, 64), (256, 256, 256, 64)])
 @pytest.mark.parametrize("platform", ["cpu", "interp"])
 def test_chained_matmul_through_bf16_scratch(m, k, h, n, platform):
     c = ir.compile(_program(m, k, h, n), backend_type="Ascend910B")
@@ -83,3 +83,18 @@ def test_out_dtype_must_be_a_dtype():
     with pytest.raises(ParserTypeError, match="out_dtype must be a dtype"):
         _program(64, 64, 64, 64, TEXT.replace("out_dtype=pl.FP32)  ", "").replace(
             "c = pl.matmul(ta, tb, out_dtype=pl.FP32)", "c = pl.matmul(ta, tb, out_dtype=3)"))
+
+
+def test_oversized_intermediate_is_assembled_tile_by_tile_in_mat():
+    # [256, 256] FP32 does not fit the 128 KiB Acc: each output tile is cast and inserted into a bf16 Mat tile
+    from pypto.passes import PassContext, pipeline
+    from pypto.target import target_for
+
+    prog, ctx = _program(256, 256, 256, 64), PassContext(target=target_for("Ascend910B"))
+    for p in pipeline():
+        if p.name == "InitMemRef":
+            break
+        prog = p(prog, ctx)
+    text = ir.python_print(prog)
+    assert "pl.Tile[[256, 256], pl.FP32, pl.MemorySpace.Acc]" not in text
+    assert text.count("pl.block.assemble(scratch") == 2 and "pl.MemorySpace.Left] = pl.block.extract(move" in text
