@@ -191,24 +191,37 @@ class _Kernel:
         self.bypassed |= {x for x, src in ((a, a_src), (b, b_src)) if x is not src}
         return self.emit(s, store, choice, a_src, b_src, acc, bias, (M, K, N))
 
-    def scratch_use(self, v: Var) -> tuple[Var, Call, Var] | None:
-        """(cast var, cast call, Mat var) when the result's one use is a cast whose one use is a move into
-        Mat: the device writes each output tile, downcast by FIXPIPE, into an L1 scratch tile."""
-        uses = [(w, d) for w, d in self.defs.items() if isinstance(d, Call) and any(x is v for x in d.args)]
-        if self.uses.get(v, 0) != 1 or len(uses) != 1 or uses[0][1].op_name != "block.cast":
+    def sole_call(self, v: Var) -> tuple[Var, Call] | None:
+        """The assignment that is `v`'s one use."""
+        if self.uses.get(v, 0) != 1:
             return None
-        cv, cast = uses[0]
-        moves = [(w, d) for w, d in self.defs.items() if isinstance(d, Call) and any(x is cv for x in d.args)]
-        if self.uses.get(cv, 0) != 1 or len(moves) != 1 or moves[0][1].op_name != "block.move" \
-                or moves[0][1].kwarg("target_memory") is not Mat or moves[0][1].kwarg("transpose"):
+        found = [(w, d) for w, d in self.defs.items() if isinstance(d, Call) and any(x is v for x in d.args)]
+        return found[0] if len(found) == 1 else None
+
+    def scratch_use(self, v: Var) -> tuple[list[Var], Call, Var] | None:
+        """When the result's one use is a cast (after a move into Vec, as the tensor form lowers) whose one
+        use is a move into Mat or Left: (the dropped vars, the cast, the move's var). The device writes each
+        output tile, downcast by FIXPIPE, into an L1 scratch tile."""
+        use = self.sole_call(v)
+        dropped = []
+        if use is not None and use[1].op_name == "block.move" and use[1].kwarg("target_memory") is MemorySpace.Vec \
+                and not use[1].kwarg("transpose"):
+            dropped.append(use[0])
+            use = self.sole_call(use[0])
+        if use is None or use[1].op_name != "block.cast":
             return None
-        return cv, cast, moves[0][0]
+        cv, cast = use
+        mv = self.sole_call(cv)
+        if mv is None or mv[1].op_name != "block.move" or mv[1].kwarg("target_memory") not in (Mat, Left) \
+                or mv[1].kwarg("transpose"):
+            return None
+        return [*dropped, cv], cast, mv[0]
 
     def emit_scratch(self, s: AssignStmt, scratch: tuple[Var, Call, Var], ch: L0TileResult, a: Var, b: Var,
                      bias, mkn: tuple[int, int, int]) -> list[Stmt]:
         """The M / N grid of a result kept on chip: each output tile is cast and inserted into a Mat tile
         (the later cast and move statements are dropped; the Mat variable becomes the scratch)."""
-        cv, cast, mv = scratch
+        dropped, cast, mv = scratch
         M, _, N = mkn
         span = s.span
         out: list[Stmt] = []
@@ -223,8 +236,12 @@ class _Kernel:
                 tile = self.let(out, s.var.name, last.value, span)
                 part = self.let(out, "part", self.call("block.cast", [tile], dict(cast.kwargs), span), span)
                 buf = self.let(out, "scratch", self.call("block.assemble", [buf, part, [i, j]], {}, span), span)
-        self.later[cv] = None
-        self.later[mv] = buf
+        for v in dropped:
+            self.later[v] = None
+        # the move now reads the scratch (a Left move of it is tiled from it like any Mat operand)
+        self.later[mv] = buf if mv.type.memory_space is Mat else self.call(
+            "block.move", [buf], {"target_memory": mv.type.memory_space}, span)
+        self.defs[mv] = self.later[mv]
         return out
 
     def k_only(self, M, K, N, a, b, s) -> L0TileResult | None:

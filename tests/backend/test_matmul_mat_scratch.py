@@ -98,3 +98,41 @@ def test_oversized_intermediate_is_assembled_tile_by_tile_in_mat():
     text = ir.python_print(prog)
     assert "pl.Tile[[256, 256], pl.FP32, pl.MemorySpace.Acc]" not in text
     assert text.count("pl.block.assemble(scratch") == 2 and "pl.MemorySpace.Left] = pl.block.extract(move" in text
+
+
+TEXT_TENSOR = """
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[256, 192], pl.BF16], b: pl.Tensor[[192, 256], pl.BF16],
+          e: pl.Tensor[[256, 64], pl.BF16],
+          out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        cb = pl.cast(c, pl.BF16, mode="rint")
+        d = pl.matmul(cb, e, out_dtype=pl.FP32)
+        out = pl.assemble(out, d, [0, 0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 192], pl.BF16], b: pl.Tensor[[192, 256], pl.BF16],
+             e: pl.Tensor[[256, 64], pl.BF16],
+             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        return self.k(a, b, e, out)
+"""
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("platform", ["cpu", "interp"])
+def test_tensor_chain_keeps_the_intermediate_in_a_mat_scratch(platform):
+    # tensor matmul -> cast -> matmul: the [256, 256] FP32 intermediate would not fit Acc (nor Vec)
+    c = ir.compile(pl.parse(TEXT_TENSOR), backend_type="Ascend910B")
+    rng = np.random.default_rng(8)
+    a, b, e = _bf16(rng, (256, 192)), _bf16(rng, (192, 256)), _bf16(rng, (256, 64))
+    out = np.zeros((256, 64), np.float32)
+    c(a, b, e, out, config=RunConfig(platform=platform))
+    mid = (a.astype(np.float32) @ b.astype(np.float32)).astype(ml_dtypes.bfloat16).astype(np.float64)
+    want = mid @ e.astype(np.float64)
+    assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-3
