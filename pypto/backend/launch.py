@@ -162,9 +162,23 @@ def _run_native(program: Launchable, call: BoundCall, cfg: Any) -> NativeRun:
         times.append(result.stats.elapsed_ns / 1e9)
     path = None
     if trace and result.trace is not None:
-        path = Path(getattr(cfg, "trace_path", None) or (program.output_dir / "trace.json"))
+        result.trace.kernel_info = kernel_info(program.output_dir)
+        path = Path(getattr(cfg, "trace_path", None) or (Path(program.output_dir) / "trace.json"))
         result.trace.to_chrome_json(path)
     return NativeRun(result, times, path)
+
+
+def kernel_info(output_dir: Any) -> dict[str, dict[str, Any]]:
+    """Kernel name -> {"source": "file.py:line"} from the compile's report/memory.json (empty if absent):
+    the trace's slices then name the user's line that defines each kernel."""
+    import json
+
+    p = Path(output_dir) / "report" / "memory.json"
+    try:
+        rep = json.loads(p.read_text())
+        return {k["function"]: {"source": k["source"]} for k in rep["kernels"] if k.get("source")}
+    except (OSError, ValueError, KeyError, TypeError):  # (no report, or not one: the trace goes without)
+        return {}
 
 
 def _run_interp(program: Launchable, call: BoundCall) -> None:

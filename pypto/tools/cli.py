@@ -3,7 +3,7 @@
     pypto compile prog.py [-o DIR] [--dump-passes] [--backend PTO]   compile a pl source file
     pypto pto FILE.pto                                             check a .pto file (parse + verify), reprint it
     pypto memmap DIR_OR_memory.json                                 the memory map of each kernel, as text
-    pypto trace trace.json                                          swimlane summary of a run's trace
+    pypto trace trace.json [--peak-gbps G] [--json]                 swimlane summary of a run's trace
 """
 
 from __future__ import annotations
@@ -81,33 +81,17 @@ def _print_memmap(rep: dict, width: int) -> int:
 
 
 def _trace(args: argparse.Namespace) -> int:
-    data = json.loads(Path(args.trace).read_text())
-    try:
-        return _print_trace(data)
-    except (KeyError, TypeError, IndexError, AttributeError) as e:
-        raise InvalidValue(f"{args.trace} is not a Chrome trace written by a run (traceEvents with ts/dur): "
-                         f"{type(e).__name__} {e}") from None
+    from pypto.runtime.trace import Trace
+    from pypto.runtime.trace_check import load_chrome_trace
+    from pypto.runtime.trace_summary import format_summary, summarize
 
-
-def _print_trace(data: dict) -> int:
-    events = [e for e in data.get("traceEvents", []) if e.get("ph") == "X"]
-    if not events:
+    data = load_chrome_trace(args.trace)
+    work = json.loads(Path(args.work).read_text()) if args.work else None
+    s = summarize(Trace.from_chrome(data), work=work, peak_gbps=args.peak_gbps, peak_gflops=args.peak_gflops)
+    if not s["tasks"]:
         print("no task events in the trace")
         return 1
-    t0 = min(e["ts"] for e in events)
-    t1 = max(e["ts"] + e.get("dur", 0) for e in events)
-    span = max(t1 - t0, 1e-9)
-    lanes: dict[int, float] = {}
-    kernels: dict[str, list[float]] = {}
-    for e in events:
-        lanes[e.get("tid", 0)] = lanes.get(e.get("tid", 0), 0.0) + e.get("dur", 0)
-        kernels.setdefault(e.get("name", "?"), []).append(e.get("dur", 0))
-    print(f"{len(events)} tasks over {span:.1f} us on {len(lanes)} lane(s)")
-    for tid, busy in sorted(lanes.items()):
-        print(f"  lane {tid}: busy {busy:.1f} us ({100 * busy / span:.1f}%)")
-    print(f"  {'kernel':<30}{'tasks':>8}{'total us':>12}{'mean us':>10}")
-    for name, durs in sorted(kernels.items(), key=lambda kv: -sum(kv[1])):
-        print(f"  {name:<30}{len(durs):>8}{sum(durs):>12.1f}{sum(durs) / len(durs):>10.2f}")
+    print(json.dumps(s, indent=1) if args.json else format_summary(s))
     return 0
 
 
@@ -131,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     m.set_defaults(fn=_memmap)
     t = sub.add_parser("trace", help="summary of a Chrome trace written by a run")
     t.add_argument("trace")
+    t.add_argument("--peak-gbps", type=float, default=None, help="the machine's measured memory bandwidth")
+    t.add_argument("--peak-gflops", type=float, default=None, help="the machine's measured compute peak")
+    t.add_argument("--work", default=None, help='JSON: kernel -> {"bytes": .., "flops": ..} per task')
+    t.add_argument("--json", action="store_true", help="print the summary as JSON")
     t.set_defaults(fn=_trace)
     args = ap.parse_args(argv)
     try:
