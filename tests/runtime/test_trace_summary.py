@@ -100,7 +100,7 @@ def test_validator_catches_each_rule():
 
 @pytest.mark.native
 def test_real_multi_task_traces_are_valid(tmp_path, runtimes):
-    from tests.runtime.test_runtime_trace import gated_rows_run
+    from tests.programs.traced_graphs import gated_rows_run
 
     for workers, mode in [(1, "fifo"), (2, "fifo"), (4, "locality")]:
         tr = gated_rows_run(runtimes(workers, mode)).trace
