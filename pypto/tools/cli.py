@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -161,20 +162,22 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.fn(args)
-    except (Exception, KeyboardInterrupt) as e:  # a CLI prints the error, not a traceback
-        if isinstance(e, KeyboardInterrupt):
-            print(f"pypto {args.cmd}: interrupted", file=sys.stderr)
-            return 130
+    except KeyboardInterrupt:
+        print(f"pypto {args.cmd}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # (`pypto ir ... | head`: the reader left; nothing to report)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as e:  # a CLI prints the error, not a traceback
         print(f"pypto {args.cmd}: {_one_line(e)}", file=sys.stderr)
         return 2
 
 
-def _one_line(e: BaseException) -> str:
-    """The error as pypto renders it; a file the OS could not open by name (no traceback either way)."""
-    if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)) and getattr(e, "filename", None):
+def _one_line(e: Exception) -> str:
+    """The error as pypto renders it; an OS error by its file name."""
+    if isinstance(e, OSError) and getattr(e, "filename", None):
         return f"{e.strerror}: {e.filename}"
-    text = str(e)
-    return text if isinstance(e, Exception) and text else f"{type(e).__name__}: {text}"
+    return str(e) or type(e).__name__
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ output directory (the parsers are in cli.py)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import statistics
 import tempfile
@@ -242,28 +244,28 @@ def pass_names(strategy: str = "Default") -> list[str]:
 
 
 def cmd_ir(args: argparse.Namespace) -> int:
-    names = pass_names(args.strategy)
-    if args.list:
-        print("\n".join(["frontend", *names]))
+    if args.list and args.source is None:
+        print("\n".join(["frontend", *pass_names(args.strategy)]))
         return 0
-    if args.after is None:
-        raise CliError("say which IR: --after PASS (or --list the passes)")
     if args.source is None:
         raise CliError("the program file is missing: pypto ir FILE.py[:Program] --after PASS")
-    wanted = next((n for n in ["frontend", *names] if n.lower() == args.after.lower()), None)
-    if wanted is None:
-        raise CliError(f"unknown pass {args.after!r}; the {args.strategy} passes: {', '.join(names)}")
+    if args.after is None and not args.list:
+        raise CliError("say which IR: --after PASS (or --list the passes)")
     with tempfile.TemporaryDirectory(prefix="pypto-ir-") as tmp:
         out = Path(args.output) if args.output else Path(tmp) / "out"
-        compile_spec(args.source, Progress(args.verbose), output_dir=out, dump_passes=True, skip_ptoas=True,
-                     strategy=args.strategy)
-        dumps = sorted((out / "passes_dump").glob("*.py"))
-        pick = "_frontend" if wanted == "frontend" else f"_after_{wanted}"
-        hit = [p for p in dumps if p.stem.endswith(pick)]
-        if not hit:
-            raise CliError(f"pass {wanted} left no dump in {out / 'passes_dump'} (dumps: "
-                           f"{', '.join(p.stem for p in dumps) or 'none'})")
-        print(hit[-1].read_text(), end="")
+        with contextlib.redirect_stdout(io.StringIO()):  # (the pass manager echoes every dump)
+            compile_spec(args.source, Progress(args.verbose), output_dir=out, dump_passes=True, skip_ptoas=True,
+                         strategy=args.strategy)
+        # the dumps, not the strategy's list, name the passes that ran (backends add some, e.g. InsertSync)
+        dumps = {p.stem.split("_after_", 1)[-1] if "_after_" in p.stem else "frontend": p
+                 for p in sorted((out / "passes_dump").glob("*.py"))}
+        if args.list:
+            print("\n".join(dumps))
+            return 0
+        wanted = next((n for n in dumps if n.lower() == args.after.lower()), None)
+        if wanted is None:
+            raise CliError(f"unknown pass {args.after!r}; the passes that ran: {', '.join(dumps)}")
+        print(dumps[wanted].read_text(), end="")
     return 0
 
 
