@@ -150,6 +150,8 @@ def compile_spec(spec: str, progress: Progress, **kw: Any) -> Any:
     progress.step(f"loading {spec}")
     prog = load_program(spec)
     progress.step(f"compiling {getattr(prog, 'name', spec)} (passes, code generation, C++ build)")
+    if kw.get("output_dir") is not None:  # (printed paths are absolute: they are clicked and copied)
+        kw["output_dir"] = Path(kw["output_dir"]).resolve()
     t0 = time.perf_counter()
     compiled = ir.compile(prog, **kw)
     progress.timings(compiled)

@@ -112,7 +112,9 @@ def _tensor(dt: np.dtype, shape: tuple[int, ...], zero: bool, rng: np.random.Gen
 
 
 def _compile_for_run(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    compiled = compile_spec(args.source, Progress(args.verbose), output_dir=args.output, platform=args.platform)
+    # (the interpreter runs the .pto text: no C++ build for it)
+    compiled = compile_spec(args.source, Progress(args.verbose), output_dir=args.output, platform=args.platform,
+                            skip_ptoas=args.platform == "interp")
     inputs = make_inputs(compiled.signature, parse_assignments(args.input, "--input"),
                          parse_assignments(args.dim, "--dim"), parse_assignments(args.scalar, "--scalar"), args.seed)
     return compiled, inputs
