@@ -33,7 +33,7 @@ def test_cli_end_to_end(tmp_path, capsys):
 def test_cli_reports_errors_without_traceback(tmp_path, capsys):
     bad = tmp_path / "bad.pto"
     bad.write_text("module { func.func @k( {")
-    assert main(["pto", str(bad)]) == 1
+    assert main(["pto", str(bad)]) == 2
     assert "pypto pto:" in capsys.readouterr().err
 
 
@@ -44,11 +44,11 @@ def test_malformed_reports_are_named_not_tracebacks(tmp_path, capsys):
     mem.write_text('{"kernels": [{"function": "k"}]}')
     tr = tmp_path / "trace.json"
     tr.write_text('{"traceEvents": [{"ph": "X", "name": "a"}]}')
-    assert main(["memmap", str(mem)]) == 1
+    assert main(["memmap", str(mem)]) == 2
     assert "is not a memory report" in capsys.readouterr().err
-    assert main(["trace", str(tr)]) == 1
+    assert main(["trace", str(tr)]) == 2
     assert "is not a Chrome trace" in capsys.readouterr().err
-    assert main(["memmap", str(mem), "--width", "-5"]) == 1
+    assert main(["memmap", str(mem), "--width", "-5"]) == 2
     assert "--width must be at least 1" in capsys.readouterr().err
 
 
