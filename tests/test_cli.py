@@ -83,4 +83,4 @@ def test_cli_trace_summary_as_a_user_runs_it(tmp_path):
     s = json.loads(r.stdout)
     assert s["tasks"] == 4 and s["kernels"][0]["kernel"] == "axpy" and s["kernels"][0]["tasks"] == 4
     r = subprocess.run([*cmd, "--peak-gbps", "-1"], capture_output=True, text=True, env=env)
-    assert r.returncode == 1 and "peak_gbps must be a positive number" in r.stderr
+    assert r.returncode == 2 and "peak_gbps must be a positive number" in r.stderr
