@@ -19,6 +19,7 @@ from pypto.ir.function import Program
 from pypto.ir.printer import python_print
 
 from .base import IRProperty, Pass, PassContext, PassError
+from .pass_diff import DiffWriter
 
 
 class OptimizationStrategy(enum.Enum):
@@ -108,11 +109,14 @@ class PassManager:
         if output_dir is not None and dump_ir:
             dump_dir = Path(output_dir) / "passes_dump"
             dump_dir.mkdir(parents=True, exist_ok=True)
-        self._dump(program, dump_dir, "00_frontend", dump_ir)
+        # each dump's diff against the previous one, only where dumps are written (no cost otherwise)
+        diffs = DiffWriter(dump_dir) if dump_dir is not None else None
+        self._dump(program, dump_dir, "00_frontend", dump_ir, diffs)
         with paused_collector():  # passes rebuild trees of immutable nodes: no cycles to collect
-            return self._run(program, ctx, dump_dir, dump_ir, prefix)
+            return self._run(program, ctx, dump_dir, dump_ir, prefix, diffs)
 
-    def _run(self, program: Program, ctx: PassContext, dump_dir: Path | None, dump_ir: bool, prefix: str) -> Program:
+    def _run(self, program: Program, ctx: PassContext, dump_dir: Path | None, dump_ir: bool, prefix: str,
+             diffs: DiffWriter | None = None) -> Program:
         props: set[IRProperty] = {IRProperty.TypeChecked}
         self.records = []
         _check_buildable(program)
@@ -126,7 +130,7 @@ class PassManager:
             self.records.append(PassRecord(p.name, time.perf_counter() - t0))
             props = (props - set(p.invalidates)) | set(p.produces)
             self._check(program, p, props)
-            self._dump(program, dump_dir, f"{prefix}{i:02d}_after_{p.name}", dump_ir)
+            self._dump(program, dump_dir, f"{prefix}{i:02d}_after_{p.name}", dump_ir, diffs)
         if self.verification_level is VerificationLevel.BASIC:
             self._verify(program, "the last pass", props)
         return program
@@ -156,12 +160,15 @@ class PassManager:
         except VerificationError as e:
             raise PassError(f"the IR after {after} is invalid:\n{e}") from None
 
-    def _dump(self, program: Program, dump_dir: Path | None, name: str, echo: bool) -> None:
+    def _dump(self, program: Program, dump_dir: Path | None, name: str, echo: bool,
+              diffs: DiffWriter | None = None) -> None:
         if not echo:
             return
         text = python_print(program)
         if dump_dir is not None:
             (dump_dir / f"{name}.py").write_text(text)
+        if diffs is not None:
+            diffs.add(name, text, self.records[-1].seconds if self.records and name != "00_frontend" else None)
         print(f"# ===== IR {name} =====")
         print(text)
 
