@@ -124,6 +124,27 @@ def test_ir_after_a_pass(tmp_path, prog):
     assert listed[0] == "frontend" and "InitMemRef" in listed and "InsertSync" in listed
 
 
+def test_ir_diff_and_the_passes_that_changed_it(tmp_path, prog):
+    r = pypto("ir", "axpy.py", "--after", "InitMemRef", "--diff", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("--- ") and lines[1].startswith("+++ ") and lines[1].endswith("_after_InitMemRef.py")
+    added = [ln[1:] for ln in lines[2:] if ln.startswith("+")]
+    assert any("pl.block.alloc" in a for a in added)  # every tile gets a buffer
+    dump = (tmp_path / "out" / "passes_dump" / lines[1][4:]).read_text().splitlines()
+    assert added and all(a in dump for a in added)
+    same = pypto("ir", "axpy.py", "--after", "UnrollLoops", "--diff", cwd=tmp_path)  # (no pl.unroll here)
+    assert same.returncode == 0 and same.stdout == "" and "UnrollLoops: no change" in same.stderr
+    listed = dict(ln.split(None, 1) for ln in pypto("ir", "axpy.py", "--list", cwd=tmp_path).stdout.splitlines()
+                  if " " in ln)
+    assert listed["UnrollLoops"] == "no change" and listed["InitMemRef"] == f"+{len(added)} -" + str(
+        sum(ln.startswith("-") for ln in lines[2:]))
+    for args, msg in ((("--after", "NoSuchPass", "--diff"), "unknown pass 'NoSuchPass'"),
+                      (("--after", "frontend", "--diff"), "no earlier IR")):
+        r = pypto("ir", "axpy.py", *args, cwd=tmp_path)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
+
+
 @pytest.mark.native
 def test_pto_runs_a_hand_written_kernel_on_both_backends(tmp_path, prog):
     assert pypto("compile", "axpy.py", "-o", "c", "--skip-native", cwd=tmp_path).returncode == 0

@@ -5,7 +5,8 @@
                                                       run with tracing on generated or given inputs
     pypto bench FILE.py[:Program] [--repeat N]        warm runs: median / min time per call
     pypto show DIR                                    summary of an output directory
-    pypto ir FILE.py[:Program] --after PASS | --list  the IR after one pass
+    pypto ir FILE.py[:Program] --after PASS [--diff] | --list
+                                                      the IR after one pass, or what it changed
     pypto pto FILE.pto [--target interp|cpu]          check a .pto file; with --target, run its kernel
     pypto memmap DIR_OR_memory.json                   the memory map of each kernel, as text
     pypto trace trace.json [--peak-gbps G] [--json]   check a run's trace; swimlane summary (docs/swimlane.md)
@@ -116,7 +117,9 @@ def _parser() -> argparse.ArgumentParser:
     i = sub.add_parser("ir", help="the IR after a pass (pl source), or --list the passes")
     i.add_argument("source", nargs="?", help="FILE.py[:Program]")
     i.add_argument("--after", metavar="PASS", help="a pass name (see --list), or 'frontend'")
-    i.add_argument("--list", action="store_true", help="list the passes of the strategy")
+    i.add_argument("--list", action="store_true",
+                   help="list the passes of the strategy; with a file, the passes that ran and their +/- lines")
+    i.add_argument("--diff", action="store_true", help="with --after: the unified diff from the previous pass's IR")
     i.add_argument("--strategy", default="Default")
     i.add_argument("-o", "--output", default=None, help="keep the compile's output directory here")
     i.add_argument("-v", "--verbose", action="store_true")

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -262,13 +263,30 @@ def cmd_ir(args: argparse.Namespace) -> int:
         dumps = {p.stem.split("_after_", 1)[-1] if "_after_" in p.stem else "frontend": p
                  for p in sorted((out / "passes_dump").glob("*.py"))}
         if args.list:
-            print("\n".join(dumps))
+            _list_changes(out / "passes_dump", dumps)
             return 0
         wanted = next((n for n in dumps if n.lower() == args.after.lower()), None)
         if wanted is None:
             raise CliError(f"unknown pass {args.after!r}; the passes that ran: {', '.join(dumps)}")
-        print(dumps[wanted].read_text(), end="")
+        if not args.diff:
+            print(dumps[wanted].read_text(), end="")
+        elif wanted == "frontend":
+            raise CliError("--diff: the frontend IR is the first one; there is no earlier IR to compare it with")
+        elif (d := dumps[wanted].with_suffix(".diff")).exists():
+            print(d.read_text(), end="")
+        else:  # (no file: the pass left the printed IR as it was)
+            print(f"{wanted}: no change to the IR", file=sys.stderr)
     return 0
+
+
+def _list_changes(dump_dir: Path, dumps: dict[str, Path]) -> None:
+    """The passes that ran, each with what it changed (`+A -R` lines, or `no change`)."""
+    from pypto.passes.pass_diff import change_label, read_index
+
+    labels = {e.get("file"): change_label(e) for e in read_index(dump_dir) or []}
+    width = max(map(len, dumps), default=0)
+    for name, path in dumps.items():
+        print(f"{name:<{width}}  {labels.get(path.name, '')}".rstrip())
 
 
 __all__ = ["DEFAULT_DIM", "cmd_bench", "cmd_compile", "cmd_ir", "cmd_run", "cmd_show", "make_inputs", "pass_names"]
