@@ -54,7 +54,7 @@ def test_seed_compile_example_every_strategy_and_backend(tmp_path, monkeypatch, 
     assert isinstance(output_dir, (str, os.PathLike))
     out = Path(output_dir)
     assert out.is_dir() and out.parent.name == "build_output"
-    dumps = sorted(p.name for p in (out / "passes_dump").iterdir())
+    dumps = sorted(p.name for p in (out / "passes_dump").glob("*.py"))  # (next to them: .diff files, index.json)
     assert dumps[0] == "00_frontend.py" and any(d.endswith("_after_ConvertToSSA.py") for d in dumps)
     assert any(d.endswith("_after_InsertSync.py") for d in dumps) == (strategy is OptimizationStrategy.Default)
     for d in dumps:  # every dump parses back
