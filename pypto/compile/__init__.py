@@ -9,7 +9,9 @@
 
 Output directory layout:
 
-    passes_dump/00_frontend.py, NN_after_<Pass>.py   (dump_passes=True)
+    passes_dump/00_frontend.py, NN_after_<Pass>.py   (dump_passes=True) the IR before and after each pass
+    passes_dump/NN_after_<Pass>.diff                 its unified diff from the previous dump (only if it changed)
+    passes_dump/index.json                           per dump: pass, file, diff, changed, +/- lines, seconds
     kernels/<kernel>.pto                             one PTO module per InCore kernel
     orchestration/<entry>.pto                        the task program
     report/memory.json                               buffers per kernel and memory space
