@@ -33,7 +33,7 @@ def mixed_graph(n: int) -> tuple[TaskGraph, np.ndarray]:
 def test_repeated_graph_runs_do_not_grow_memory(rss_bytes):
     rt = Runtime(num_workers=2, mode="locality")
     g, x = mixed_graph(2000)
-    for k in range(5):
+    for k in range(25):  # (warm-up long enough for the allocator's arenas to settle on a loaded machine)
         rt.run_graph(g, trace=k % 2 == 0)
     gc.collect()
     before = rss_bytes()
