@@ -11,36 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import tests.programs.axpy as axpy_module
+
 ROOT = Path(__file__).resolve().parents[1]
 
-PROGRAM = '''
-import pypto.language as pl
-
-M = pl.dynamic("M")
-R = pl.dynamic("R")
-
+# the user's file: the shared Axpy program (tests/programs/axpy.py), with plain Python beside it
+PROGRAM = Path(axpy_module.__file__).read_text() + '''
 
 def helper():  # plain Python next to the program is fine
     return 16
-
-
-@pl.program
-class Axpy:
-    @pl.function(type=pl.FunctionType.InCore)
-    def axpy(self, x: pl.Tensor[[R, 32], pl.FP32], y: pl.Tensor[[R, 32], pl.FP32], a: pl.Scalar[pl.FP32],
-             rows: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[R, 32], pl.FP32]]) -> pl.Tensor[[R, 32], pl.FP32]:
-        tx = pl.load(x, [0, 0], [16, 32], valid_shapes=[rows, 32])
-        ty = pl.load(y, [0, 0], [16, 32], valid_shapes=[rows, 32])
-        return pl.store(pl.add(pl.mul(tx, a), ty), [0, 0], out)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[M, 32], pl.FP32], y: pl.Tensor[[M, 32], pl.FP32], a: pl.Scalar[pl.FP32],
-             out: pl.Out[pl.Tensor[[M, 32], pl.FP32]]) -> pl.Tensor[[M, 32], pl.FP32]:
-        m = pl.tensor.dim(x, 0)
-        for i in pl.range(0, m, 16):
-            r = pl.min(16, m - i)
-            self.axpy(pl.view(x, [r, 32], [i, 0]), pl.view(y, [r, 32], [i, 0]), a, r, pl.view(out, [r, 32], [i, 0]))
-        return out
 '''
 
 
